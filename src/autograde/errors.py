@@ -1,0 +1,56 @@
+"""Input errors that name the file, the line and the fix, collected before any expensive work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in one input: where it is and how to fix it."""
+
+    path: str
+    line: int | None
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else f"{self.path}"
+        text = f"{where}: {self.message}"
+        if self.fix:
+            text += f" (fix: {self.fix})"
+        return text
+
+
+class InputError(ValueError):
+    """Raised with every problem found in the inputs, one per line."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        shown = self.problems[:50]
+        more = len(self.problems) - len(shown)
+        lines = [f"{len(self.problems)} problem(s) in the inputs:"] + [f"  - {p}" for p in shown]
+        if more > 0:
+            lines.append(f"  ... and {more} more")
+        super().__init__("\n".join(lines))
+
+
+@dataclass
+class Problems:
+    """A collector: add problems while reading, then ``raise_if_any()`` once."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, path: str | Path, line: int | None, message: str, fix: str = "") -> None:
+        self.items.append(Problem(str(path), line, message, fix))
+
+    def extend(self, other: "Problems") -> None:
+        self.items.extend(other.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise InputError(self.items)

@@ -1,0 +1,75 @@
+"""The grader interface every backend implements.
+
+A grader turns a batch of :class:`GradeRequest` (one test-bank item x one passage) into
+:class:`GradeResult` values. Everything else (cache lookups, sharding, provenance, failure
+accounting, writing the grades table) lives in :mod:`autograde.grading.shard` and is shared by all
+backends, so a backend only renders inputs and calls its model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+ParseStatus = Literal["ok", "unparseable", "failed"]
+"""``ok``: a grade; ``unparseable``: the model answered but no grade could be read; ``failed``: no answer."""
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """One (test-bank item, passage) pair to grade. ``item_kind`` is question, nugget or query (direct)."""
+
+    query_id: str
+    query_text: str
+    passage_id: str
+    passage_text: str
+    item_id: str
+    item_kind: str
+    item_text: str
+    gold_answers: tuple[str, ...] = ()
+
+
+@dataclass
+class GradeResult:
+    """What a grader returns for one request.
+
+    ``grade`` is None exactly when ``parse_status`` is not ``ok``. ``deterministic`` says whether a
+    failure would repeat on retry (an unparseable answer from greedy decoding) and may be cached;
+    transient failures (timeouts, 5xx) are not cached and are retried on the next run.
+    """
+
+    grade: int | None
+    parse_status: ParseStatus = "ok"
+    grade_probs: dict[str, float] | None = None
+    expected_grade: float | None = None
+    label_mass: float | None = None
+    answer: str | None = None
+    raw: str | None = None
+    error: str | None = None
+    deterministic: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """A configured grader: a prompt/scoring recipe bound to one model."""
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that determines its output except the rendered input (for cache keys and provenance).
+
+        Must include prompt class and version, model id and revision or file hash, scoring mode,
+        decoding parameters and truncation budget. Never secrets.
+        """
+        ...
+
+    def render(self, request: GradeRequest) -> str:
+        """The exact input the model sees for ``request`` (prompt text, or the pair for encoders)."""
+        ...
+
+    def grade_batch(self, requests: list[GradeRequest]) -> list[GradeResult]:
+        """Grade a batch; one result per request, in order. Must not raise for one bad item."""
+        ...
+
+    def close(self) -> None:
+        """Release models, sessions and threads."""
+        ...

@@ -1,0 +1,32 @@
+"""The package logger and progress bars (shown only when attached to a terminal)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+logger = logging.getLogger("autograde")
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """Configure the package logger once (stderr, one line per record)."""
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s autograde: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(level)
+
+
+def progress(items: Iterable[T], total: int | None = None, desc: str = "") -> Iterator[T]:
+    """Wrap ``items`` in a tqdm bar when stderr is a terminal, else yield them unchanged."""
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        yield from tqdm(items, total=total, desc=desc)
+    else:
+        yield from items
