@@ -30,6 +30,8 @@ class RunFile:
     path: str
     runs: dict[str, RunDict] = field(default_factory=dict)
     ranks: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    first_line: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(run tag, query id) -> line number of its first line (for error messages)."""
 
 
 def _parse_int_like(token: str) -> int | None:
@@ -108,6 +110,7 @@ def read_run(path: str | Path, problems: Problems | None = None) -> RunFile:
             probs.add(path, n, f"rank {rank_s!r} is not an integer", "the fourth column must be an integer rank")
             continue
         docs = out.runs.setdefault(tag, {}).setdefault(qid, {})
+        out.first_line.setdefault((tag, qid), n)
         if docid in docs:
             probs.add(path, n, f"duplicate document {docid!r} for query {qid!r} in run {tag!r}",
                       "each document may appear once per query; remove the repeated line")

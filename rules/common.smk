@@ -1,0 +1,55 @@
+# Parse-time setup and named input functions (no lambdas in rules).
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # also works in conda envs without the package
+
+from autograde.workflow import WorkflowContext
+
+CTX = WorkflowContext.from_snakemake_config(config)
+R = CTX.results
+
+
+wildcard_constraints:
+    grader="|".join(CTX.grader_names()) or "NO_GRADER",
+    scatteritem=r"\d+-of-\d+",
+    variant=r"(max|count)-\d+",
+    measure=r"[A-Za-z0-9_.]+",
+
+
+def ingest_inputs(wildcards):
+    out = {"queries": CTX.config.data.queries, "runs": CTX.run_files(), "answers": CTX.answer_files()}
+    if CTX.config.data.qrels:
+        out["qrels"] = CTX.config.data.qrels
+    return out
+
+
+def corpus_files(wildcards):
+    return list(CTX.config.data.corpus)
+
+
+def bank_of_grader(wildcards):
+    # ancient(): a bank edit must not rerun every shard; the shard digest (params) decides.
+    return [ancient(p) for p in CTX.bank_file(wildcards.grader)]
+
+
+def shard_digest(wildcards):
+    return CTX.shard_digest(wildcards.grader, wildcards.scatteritem)
+
+
+def grade_resource(name):
+    def get(wildcards):
+        return CTX.grader_resources(wildcards.grader)[name]
+
+    get.__name__ = f"grade_resource_{name}"
+    return get
+
+
+def human_qrels(wildcards):
+    return CTX.config.data.qrels
+
+
+def qrels_level_of(wildcards):
+    from autograde.stages import qrels_level
+
+    return qrels_level(wildcards.variant)

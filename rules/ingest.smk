@@ -1,0 +1,34 @@
+rule ingest:
+    input:
+        unpack(ingest_inputs),
+    output:
+        queries=f"{R}/ingest/queries.parquet",
+        rankings=f"{R}/ingest/rankings.parquet",
+        answer_passages=f"{R}/ingest/answer_passages.parquet",
+        judgments=f"{R}/ingest/judgments.parquet",
+    log:
+        "logs/ingest.log",
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/ingest.py"
+
+
+rule pool:
+    input:
+        rankings=rules.ingest.output.rankings,
+        judgments=rules.ingest.output.judgments,
+        answer_passages=rules.ingest.output.answer_passages,
+        queries=rules.ingest.output.queries,
+        corpus=corpus_files,
+    output:
+        pool=f"{R}/pool/pool.parquet",
+        shards=scatter.grade(R + "/pool/shards/{scatteritem}.parquet"),
+    log:
+        "logs/pool.log",
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    script:
+        "../scripts/pool.py"

@@ -1,0 +1,706 @@
+"""The one registry of grading prompt classes, under versioned config names.
+
+A prompt class is data, not code: a template with named fields, a label set with a grade per label and
+the kind of answer it expects. Config names are ``Name`` (the default version) or ``Name@version``.
+
+>>> p = get_prompt("QuestionSelfRatedUnanswerablePromptWithChoices")
+>>> p.config_name, p.kind, list(p.labels)
+('QuestionSelfRatedUnanswerablePromptWithChoices@v1', 'rating', ['0', '1', '2', '3', '4', '5'])
+>>> from autograde.grading.base import GradeRequest
+>>> req = GradeRequest("q1", "when did rock n roll begin?", "p1", "Rock began in the 1950s.", "q1/x", "question",
+...                    "When did rock begin?")
+>>> render(p, req).splitlines()[-2:]
+['Question: When did rock begin?', 'Context: Rock began in the 1950s.']
+
+Template fields: ``{question}`` / ``{nugget}`` (the test-bank item text), ``{query}`` (the query text),
+``{context}`` (the passage), ``{gold}`` (a gold answer) and ``{answer}`` (an extracted answer). Other braces
+are left alone, so templates may contain JSON.
+
+Versions:
+
+- ``v1`` (default): the words of the prompts exactly as published in the seeds (Rubric-Grading Workbench
+  paper, Table 2; EXAM++ paper, Table 2 and Appendix A). The seeds are text extracted from PDFs, so their line
+  breaks are not reliable; ``v1`` puts each published line/bullet on its own line. ``Sun_few@v1`` is the one
+  reconstruction: the seed describes it only as "Prompt Sun with the same few shot examples as FaggioliB_few".
+- ``wb1``: the strings of the original workbench code (TREMA-UNH/rubric-grading-workbench,
+  ``exam_pp/test_bank_prompts.py`` at 48bbaa8, MIT licence), whitespace included, which produced the published
+  FLAN-T5-large grades and autograded qrels. Use it to reproduce them; it differs from the papers in small ways
+  (e.g. ``Query:`` instead of ``Question:`` in the direct prompts, a line break inside "query" in HELM).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from autograde.ids import content_hash
+
+if TYPE_CHECKING:
+    from autograde.grading.base import GradeRequest
+
+PromptKind = Literal["rating", "extraction", "verification", "direct"]
+ItemKind = Literal["question", "nugget", "query"]
+AnswerCheck = Literal["labels", "unanswerable", "answer_key"]
+PromptOrder = Literal["question_first", "passage_first"]
+
+KINDS: tuple[str, ...] = ("rating", "extraction", "verification", "direct")
+ITEM_KINDS: tuple[str, ...] = ("question", "nugget", "query")
+ANSWER_CHECKS: tuple[str, ...] = ("labels", "unanswerable", "answer_key")
+FIELDS: tuple[str, ...] = ("question", "nugget", "query", "context", "gold", "answer")
+FIELD_RE = re.compile(r"\{(\w+)\}")
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+RATING_0_5 = {str(i): i for i in range(6)}
+YES_NO = {"yes": 1, "no": 0}
+RATING_0_2 = {str(i): i for i in range(3)}
+
+
+@dataclass(frozen=True)
+class PromptClass:
+    """One versioned grading prompt.
+
+    ``labels`` maps each allowed answer (label) to its grade; it is empty for extraction prompts, whose grade
+    comes from ``answer_check``: ``unanswerable`` (1 unless the answer says the question cannot be answered)
+    or ``answer_key`` (1 if the answer matches a gold answer). Verification prompts are scored over their
+    labels but first need an answer, extracted with ``answer_prompt``.
+    """
+
+    name: str
+    version: str
+    kind: PromptKind
+    item_kind: ItemKind
+    template: str
+    labels: Mapping[str, int] = field(default_factory=dict)
+    passage_first_template: str | None = None
+    answer_check: AnswerCheck = "labels"
+    answer_prompt: str | None = None
+    source: str = ""
+    exact: bool = True
+    description: str = ""
+
+    @property
+    def config_name(self) -> str:
+        """``Name@version``, the unambiguous config name."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def max_grade(self) -> int:
+        """Largest grade this prompt can give (1 for extraction prompts)."""
+        return max(self.labels.values()) if self.labels else 1
+
+    @property
+    def scorable_by_logits(self) -> bool:
+        """Whether ``scoring: logits`` applies (a label set to read the next-token distribution over)."""
+        return bool(self.labels) and self.kind != "extraction"
+
+    def template_for(self, order: PromptOrder = "question_first") -> str:
+        """The template for ``order``; passage-first raises if this prompt has no such variant."""
+        if order == "question_first":
+            return self.template
+        if order == "passage_first":
+            if self.passage_first_template is None:
+                raise ValueError(
+                    f"prompt {self.config_name} has no passage_first variant; use prompt_order: question_first "
+                    "or define passage_first_template for it"
+                )
+            return self.passage_first_template
+        raise ValueError(f"unknown prompt order {order!r}; valid: question_first, passage_first")
+
+    def digest(self) -> str:
+        """Content hash of everything that determines the prompt's inputs and grades (for cache keys)."""
+        return content_hash(
+            {
+                "name": self.name,
+                "version": self.version,
+                "kind": self.kind,
+                "item_kind": self.item_kind,
+                "template": self.template,
+                "passage_first_template": self.passage_first_template,
+                "labels": dict(self.labels),
+                "answer_check": self.answer_check,
+                "answer_prompt": self.answer_prompt,
+            },
+            length=16,
+        )
+
+    def label_set_text(self) -> str:
+        """The label set for listings: ``0..5``, ``yes/no`` or the answer check of extraction prompts."""
+        if not self.labels:
+            return f"free text ({self.answer_check}: 0/1)"
+        return "/".join(f"{label}={grade}" if str(grade) != label else label for label, grade in self.labels.items())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# v1: the texts of the seeds.
+
+_SRC_RUBRIC_T2 = "seed 000 (Rubric-Grading Workbench paper), Table 2"
+_SRC_EXAM_T2 = "seed 002 (EXAM++ paper), Table 2"
+_SRC_EXAM_APPX = "seed 002 (EXAM++ paper), Appendix A"
+
+QUESTION_SELF_RATED_INSTRUCTION = (
+    "Can the question be answered based on the available context? choose one:\n"
+    "- 5: The answer is highly relevant, complete, and accurate.\n"
+    "- 4: The answer is mostly relevant and complete but may have minor gaps or inaccuracies.\n"
+    "- 3: The answer is partially relevant and complete, with noticeable gaps or inaccuracies.\n"
+    "- 2: The answer has limited relevance and completeness, with significant gaps or inaccuracies.\n"
+    "- 1: The answer is minimally relevant or complete, with substantial shortcomings.\n"
+    "- 0: The answer is not relevant or complete at all.\n"
+)
+
+NUGGET_SELF_RATED_INSTRUCTION = (
+    "Given the context, evaluate the coverage of the specified key fact (nugget). Use this scale:\n"
+    "- 5: Detailed, clear coverage.\n"
+    "- 4: Sufficient coverage, minor omissions.\n"
+    "- 3: Mentioned, some inaccuracies or lacks detail.\n"
+    "- 2: Briefly mentioned, significant omissions or inaccuracies.\n"
+    "- 1: Minimally mentioned, largely inaccurate.\n"
+    "- 0: Not mentioned at all.\n"
+)
+
+QA_INSTRUCTION = "provide a complete and concise answer to the question based on the context."
+NUGGET_EXTRACTION_INSTRUCTION = (
+    "Extract the passage from the text that best relates to the key fact (nugget), ensuring relevance and clarity."
+)
+VERIFICATION_TEMPLATE = (
+    'For the question "{question}" the correct answer is "{gold}". '
+    'Is "{answer}" an equally correct response to this question? Answer yes or no.'
+)
+
+FAGB_INSTRUCTION = "Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'."
+SUN_INSTRUCTION = (
+    "Instruction: Given a passage and a query, predict whether the passage includes an answer to the query by "
+    'producing either "Yes" or "No".'
+)
+THOMAS_INSTRUCTION = (
+    "Instruction: You are a search quality rater evaluating the relevance of passages. Given a query and a "
+    "passages, you must provide a score on an integer scale of 0 to 2 with the following meanings:\n"
+    "2 = highly relevant, very helpful for this query\n"
+    "1 = relevant, may be partly helpful but might contain other irrelevant content\n"
+    "0 = not relevant, should never be shown for this query\n"
+)
+
+# The TREC DL few-shot examples of FaggioliB_few (seed 002, Appendix A), as (passage, question, answer).
+DL_FEW_SHOT_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Its 25 drops per ml, you guys are all wrong. If it is water, the standard was changed 15 - 20 years ago to "
+        "make 20 drops = 1mL. The viscosity of most things is temperature dependent, so this would be at room "
+        "temperature. Hope this helps.",
+        "how many eye drops per ml",
+        "Yes",
+    ),
+    (
+        "RE: How many eyedrops are there in a 10 ml bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles "
+        "should last me 100 days but I run out way before that time when I am using 4 drops per day. In the past "
+        "other pharmacies have given me 3 10-ml bottles for 100 days. E: How many eyedrops are there in a 10 ml "
+        "bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles should last me 100 days but I run out way "
+        "before that time when I am using 4 drops per day.",
+        "how many eye drops per ml",
+        "No",
+    ),
+    (
+        "You can transfer money to your checking account from other Wells Fargo. accounts through Wells Fargo "
+        "Mobile Banking with the mobile app, online, at any. Wells Fargo ATM, or at a Wells Fargo branch. "
+        "1 Money in — deposits.",
+        "can you open a wells fargo account online",
+        "No",
+    ),
+    (
+        "You can open a Wells Fargo banking account from your home or even online. It is really easy to do, "
+        "provided you have all of the appropriate documentation. Wells Fargo has so many bank account options that "
+        "you will be sure to find one that works for you. They offer free checking accounts with free online "
+        "banking.",
+        "can you open a wells fargo account online",
+        "Yes",
+    ),
+)
+DL_FEW_SHOT = "".join(f"Passage: {p}\nQuestion: {q}\nAnswer: {a}\n\n" for p, q, a in DL_FEW_SHOT_EXAMPLES)
+
+
+def _v1_prompts() -> list[PromptClass]:
+    qsr = QUESTION_SELF_RATED_INSTRUCTION
+    nsr = NUGGET_SELF_RATED_INSTRUCTION
+    return [
+        PromptClass(
+            "QuestionSelfRatedUnanswerablePromptWithChoices", "v1", "rating", "question",
+            qsr + "Question: {question}\nContext: {context}",
+            RATING_0_5,
+            passage_first_template=qsr + "Context: {context}\nQuestion: {question}",
+            source=f"{_SRC_RUBRIC_T2} (= {_SRC_EXAM_T2}, self-rating answerability prompt)",
+            description="self-rated answerability of an exam question, 0-5",
+        ),
+        PromptClass(
+            "NuggetSelfRatedPrompt", "v1", "rating", "nugget",
+            nsr + "Key Fact: {nugget}\nContext: {context}",
+            RATING_0_5,
+            passage_first_template=nsr + "Context: {context}\nKey Fact: {nugget}",
+            source=_SRC_RUBRIC_T2,
+            description="self-rated coverage of a nugget (key fact), 0-5",
+        ),
+        PromptClass(
+            "QuestionCompleteConciseUnanswerablePromptWithChoices", "v1", "extraction", "question",
+            QA_INSTRUCTION + " Question: {question}\nContext: {context}",
+            passage_first_template=QA_INSTRUCTION + " Context: {context}\nQuestion: {question}",
+            answer_check="unanswerable",
+            source=_SRC_RUBRIC_T2,
+            description="answer extraction for manual verification; grade 1 unless the answer says unanswerable",
+        ),
+        PromptClass(
+            "NuggetExtractionPrompt", "v1", "extraction", "nugget",
+            NUGGET_EXTRACTION_INSTRUCTION + " Key Fact: {nugget}\nContext: {context}",
+            passage_first_template=NUGGET_EXTRACTION_INSTRUCTION + " Context: {context}\nKey Fact: {nugget}",
+            answer_check="unanswerable",
+            source=_SRC_RUBRIC_T2,
+            description="nugget mention extraction for manual verification; grade 1 unless unanswerable",
+        ),
+        PromptClass(
+            "QuestionCompleteConcisePromptWithAnswerKey2", "v1", "extraction", "question",
+            QA_INSTRUCTION + " Question: {question}\nContext: {context}",
+            passage_first_template=QA_INSTRUCTION + " Context: {context}\nQuestion: {question}",
+            answer_check="answer_key",
+            source=f"{_SRC_EXAM_T2} (question answering prompt)",
+            description="EXAM++ question answering; grade 1 if the answer matches the answer key (stemmed, fuzzy)",
+        ),
+        PromptClass(
+            "QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2", "v1", "verification", "question",
+            VERIFICATION_TEMPLATE,
+            YES_NO,
+            passage_first_template=VERIFICATION_TEMPLATE,
+            answer_prompt="QuestionCompleteConcisePromptWithAnswerKey2@v1",
+            source=f"{_SRC_EXAM_T2} (optional answer verification prompt)",
+            description="EXAM++ LLM answer verification: extract an answer, ask whether it equals a gold answer",
+        ),
+        PromptClass(
+            "FagB", "v1", "direct", "query",
+            FAGB_INSTRUCTION + "\n\nQuestion: {query}\nPassage: {context}\nAnswer:",
+            YES_NO,
+            passage_first_template=FAGB_INSTRUCTION + "\n\nPassage: {context}\nQuestion: {query}\nAnswer:",
+            source=f"{_SRC_EXAM_APPX} (FaggioliB)",
+            description="direct relevance (Faggioli et al.), yes/no",
+        ),
+        PromptClass(
+            "FagB_few", "v1", "direct", "query",
+            FAGB_INSTRUCTION + "\n\n" + DL_FEW_SHOT + "Question: {query}\nPassage: {context}\nAnswer:",
+            YES_NO,
+            passage_first_template=FAGB_INSTRUCTION + "\n\n" + DL_FEW_SHOT
+            + "Passage: {context}\nQuestion: {query}\nAnswer:",
+            source=f"{_SRC_EXAM_APPX} (FaggioliB_few)",
+            description="FagB with four TREC DL few-shot examples, yes/no",
+        ),
+        PromptClass(
+            "HELM", "v1", "direct", "query",
+            "Instruction: Does the passage answer the query?\nRespond with 'Yes' or 'No'. "
+            "Question: {query} Passage: {context}\nAnswer:",
+            YES_NO,
+            passage_first_template="Instruction: Does the passage answer the query?\nRespond with 'Yes' or 'No'. "
+            "Passage: {context} Question: {query}\nAnswer:",
+            source=f"{_SRC_EXAM_APPX} (HELM)",
+            description="direct relevance (HELM), yes/no",
+        ),
+        PromptClass(
+            "Sun", "v1", "direct", "query",
+            SUN_INSTRUCTION + "\nQuestion: {query} Passage: {context}\nAnswer:",
+            YES_NO,
+            passage_first_template=SUN_INSTRUCTION + "\nPassage: {context} Question: {query}\nAnswer:",
+            source=f"{_SRC_EXAM_APPX} (Sun)",
+            description="direct relevance (Sun et al.), yes/no",
+        ),
+        PromptClass(
+            "Sun_few", "v1", "direct", "query",
+            SUN_INSTRUCTION + "\n\n" + DL_FEW_SHOT + "Question: {query} Passage: {context}\nAnswer:",
+            YES_NO,
+            passage_first_template=SUN_INSTRUCTION + "\n\n" + DL_FEW_SHOT
+            + "Passage: {context} Question: {query}\nAnswer:",
+            source=f"{_SRC_EXAM_APPX}: RECONSTRUCTED from 'Prompt Sun with the same few shot examples as "
+            "FaggioliB_few' (Sun's instruction and final lines, FaggioliB_few's examples)",
+            exact=False,
+            description="Sun with the TREC DL few-shot examples of FagB_few, yes/no",
+        ),
+        PromptClass(
+            "Thomas", "v1", "direct", "query",
+            THOMAS_INSTRUCTION + "\nQuestion: {query} Passage: {context}\nAnswer:",
+            RATING_0_2,
+            passage_first_template=THOMAS_INSTRUCTION + "\nPassage: {context} Question: {query}\nAnswer:",
+            source=f"{_SRC_EXAM_APPX} (Thomas, the abridged prompt)",
+            description="direct relevance (Thomas et al., abridged), 0-2",
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# wb1: the strings of the original workbench code (for reproducing its published grades).
+
+_SRC_WB = "TREMA-UNH/rubric-grading-workbench exam_pp/test_bank_prompts.py @48bbaa8 (MIT)"
+
+_WB_QSR_PRETEXT = """Can the question be answered based on the available context? choose one:
+        - 5: The answer is highly relevant, complete, and accurate.
+        - 4: The answer is mostly relevant and complete but may have minor gaps or inaccuracies.
+        - 3: The answer is partially relevant and complete, with noticeable gaps or inaccuracies.
+        - 2: The answer has limited relevance and completeness, with significant gaps or inaccuracies.
+        - 1: The answer is minimally relevant or complete, with substantial shortcomings.
+        - 0: The answer is not relevant or complete at all.
+        """
+
+_WB_NSR_PRETEXT = """Given the context, evaluate the coverage of the specified key fact (nugget). Use this scale:
+        - 5: Detailed, clear coverage.
+        - 4: Sufficient coverage, minor omissions.
+        - 3: Mentioned, some inaccuracies or lacks detail.
+        - 2: Briefly mentioned, significant omissions or inaccuracies.
+        - 1: Minimally mentioned, largely inaccurate.
+        - 0: Not mentioned at all.
+        """
+
+_WB_FAGB_FEW = """Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'.
+
+Passage: Its 25 drops per ml, you guys are all wrong. If it is water, the standard was changed 15 - 20 years ago to make 20 drops = 1mL. The viscosity of most things is temperature dependent, so this would be at room temperature. Hope this helps.
+Question: how many eye drops per ml 
+Answer: Yes 
+
+Passage: RE: How many eyedrops are there in a 10 ml bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles should last me 100 days but I run out way before that time when I am using 4 
+drops per day.In the past other pharmacies have given me 3 10-ml bottles for 100 days.E: How many eyedrops are there in a 10 ml bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles 
+should last me 100 days but I run out way before that time when I am using 4 drops per day. 
+Question: how many eye drops per ml 
+Answer: No 
+
+Passage: : You can transfer money to your checking account from other Wells Fargo. accounts through Wells Fargo Mobile Banking with the mobile app, online, at any. Wells Fargo ATM, or at a 
+Wells Fargo branch. 1 Money in — deposits. 
+Question: can you open a wells fargo account online 
+Answer: No 
+
+Passage: You can open a Wells Fargo banking account from your home or even online. It is really easy to do, provided you have all of the appropriate documentation. Wells Fargo has so many b
+ank account options that you will be sure to find one that works for you. They offer free checking accounts with free online banking. 
+Question: can you open a wells fargo account online 
+Answer: Yes
+
+Passage: {context}
+Question: {query}
+Answer:
+"""  # noqa: W291 (trailing spaces are part of the original prompt)
+
+_WB_SUN_FEW = """Instruction: Given a passage and a query, predict whether the passage includes an answer to the query by producing either "Yes" or "No".
+
+Passage: Its 25 drops per ml, you guys are all wrong. If it is water, the standard was changed 15 - 20 years ago to make 20 drops = 1mL. The viscosity of most things is temperature dependent, so this would be at room temperature. Hope this helps.
+Query: how many eye drops per ml
+Does the passage answer the query?
+Answer: Yes
+
+Passage: RE: How many eyedrops are there in a 10 ml bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles should last me 100 days but I run out way before that time when I am using 4 drops per day.In the past other pharmacies have given me 3 10-ml bottles for 100 days.E: How many eyedrops are there in a 10 ml bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles should last me 100 days but I run out way before that time when I am using 4 drops per day.
+Query: how many eye drops per ml
+Does the passage answer the query?
+Answer: No
+
+Passage: : You can transfer money to your checking account from other Wells Fargo. accounts through Wells Fargo Mobile Banking with the mobile app, online, at any. Wells Fargo ATM, or at a Wells Fargo branch. 1 Money in — deposits.
+Query: can you open a wells fargo account online
+Does the passage answer the query?
+Answer: No
+
+Passage: You can open a Wells Fargo banking account from your home or even online. It is really easy to do, provided you have all of the appropriate documentation. Wells Fargo has so many bank account options that you will be sure to find one that works for you. They offer free checking accounts with free online banking. 
+Query: can you open a wells fargo account online
+Does the passage answer the query?
+Answer: Yes
+
+Passage: {context}
+Query: {query}
+
+Does the passage answer the query?
+Answer:
+"""  # noqa: W291
+
+_WB_THOMAS = """Instruction: You are a search quality rater evaluating the relevance of passages. Given a query and a passage, you must provide a score on an integer scale of 0 to 2 with the following meanings:
+2 = highly relevant, very helpful for this query
+1 = relevant, may be partly helpful but might contain other irrelevant content
+0 = not relevant, should never be shown for this query
+
+Query: {query}
+Passage: {context}
+Answer:
+"""
+
+
+def _wb1_prompts() -> list[PromptClass]:
+    def wb(name: str, kind: PromptKind, item: ItemKind, template: str, labels: Mapping[str, int],
+           check: AnswerCheck = "labels", answer_prompt: str | None = None) -> PromptClass:
+        return PromptClass(name, "wb1", kind, item, template, labels, None, check, answer_prompt,
+                           source=_SRC_WB, description="original workbench string (reproduction)")
+
+    qa = "provide a complete and concise answer to the question based on the context. Question: {question}\nContext: {context}"
+    return [
+        wb("QuestionSelfRatedUnanswerablePromptWithChoices", "rating", "question",
+           _WB_QSR_PRETEXT + "\n Question: {question}\nContext: {context}", RATING_0_5),
+        wb("NuggetSelfRatedPrompt", "rating", "nugget",
+           _WB_NSR_PRETEXT + "\n Key fact: {nugget}\nContext: {context}", RATING_0_5),
+        wb("QuestionCompleteConciseUnanswerablePromptWithChoices", "extraction", "question", qa, {},
+           "unanswerable"),
+        wb("NuggetExtractionPrompt", "extraction", "nugget",
+           "Extract the passage from the text that best relates to the key fact (nugget), ensuring relevance and "
+           "clarity. Key Fact: {nugget}\nContext: {context}", {}, "unanswerable"),
+        wb("QuestionCompleteConcisePromptWithAnswerKey2", "extraction", "question", qa, {}, "answer_key"),
+        wb("QuestionCompleteConcisePromptWithT5VerifiedAnswerKey2", "verification", "question",
+           VERIFICATION_TEMPLATE, YES_NO, answer_prompt="QuestionCompleteConcisePromptWithAnswerKey2@wb1"),
+        wb("FagB", "direct", "query",
+           "Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'.\n\n"
+           "Question: {query}\nPassage: {context}\nAnswer:\n", YES_NO),
+        wb("FagB_few", "direct", "query", _WB_FAGB_FEW, YES_NO),
+        wb("HELM", "direct", "query",
+           "Instruction: Does the passage answer the que\n        ry? Respond with 'Yes' or 'No'.\n\n"
+           "Query: {query}\nPassage: {context}\nAnswer:\n", YES_NO),
+        wb("Sun", "direct", "query", SUN_INSTRUCTION + "\nQuery: {query}\nPassage: {context}\nAnswer:\n", YES_NO),
+        wb("Sun_few", "direct", "query", _WB_SUN_FEW, YES_NO),
+        wb("Thomas", "direct", "query", _WB_THOMAS, RATING_0_2),
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The registry.
+
+_REGISTRY: dict[str, dict[str, PromptClass]] = {}
+_DEFAULT_VERSION: dict[str, str] = {}
+
+
+def validate_prompt(p: PromptClass) -> list[str]:
+    """Every problem with a prompt definition (empty when valid)."""
+    problems: list[str] = []
+    if not NAME_RE.match(p.name or ""):
+        problems.append(f"name {p.name!r} must match {NAME_RE.pattern}")
+    if not VERSION_RE.match(p.version or ""):
+        problems.append(f"version {p.version!r} must match {VERSION_RE.pattern}")
+    if p.kind not in KINDS:
+        problems.append(f"kind {p.kind!r} is not one of {', '.join(KINDS)}")
+    if p.item_kind not in ITEM_KINDS:
+        problems.append(f"item_kind {p.item_kind!r} is not one of {', '.join(ITEM_KINDS)}")
+    if p.answer_check not in ANSWER_CHECKS:
+        problems.append(f"answer_check {p.answer_check!r} is not one of {', '.join(ANSWER_CHECKS)}")
+    item_field = {"question": "question", "nugget": "nugget", "query": "query"}.get(p.item_kind, "question")
+    for label, template in (("template", p.template), ("passage_first_template", p.passage_first_template)):
+        if template is None:
+            continue
+        if not isinstance(template, str) or not template.strip():
+            problems.append(f"{label} must be a non-empty string")
+            continue
+        used = set(FIELD_RE.findall(template))
+        unknown = sorted(used - set(FIELDS))
+        if unknown:
+            problems.append(
+                f"{label} uses unknown field(s) {', '.join('{' + u + '}' for u in unknown)}; "
+                f"valid fields: {', '.join('{' + f + '}' for f in FIELDS)}"
+            )
+        required = {item_field} | ({"gold", "answer"} if p.kind == "verification" else {"context"})
+        missing = sorted(required - used)
+        if missing:
+            problems.append(f"{label} lacks field(s) {', '.join('{' + m + '}' for m in missing)}")
+    if p.kind == "extraction":
+        if p.labels:
+            problems.append("extraction prompts take no labels (their grade comes from answer_check)")
+        if p.answer_check == "labels":
+            problems.append("extraction prompts need answer_check: unanswerable or answer_key")
+    else:
+        if not p.labels:
+            problems.append(f"{p.kind} prompts need labels: {{label: grade}}")
+        if p.answer_check != "labels":
+            problems.append(f"answer_check {p.answer_check!r} applies to extraction prompts only")
+    for label, grade in dict(p.labels).items():
+        if not isinstance(label, str) or not label.strip() or label != label.strip():
+            problems.append(f"label {label!r} must be a non-empty string without surrounding spaces")
+        if not isinstance(grade, int) or isinstance(grade, bool):
+            problems.append(f"grade of label {label!r} must be an integer, got {grade!r}")
+    lowered = [str(label).lower() for label in p.labels]
+    if len(set(lowered)) != len(lowered):
+        problems.append("labels must differ ignoring case")
+    if p.kind == "verification" and not p.answer_prompt:
+        problems.append("verification prompts need answer_prompt (the extraction prompt whose answer is verified)")
+    return problems
+
+
+def register_prompt(p: PromptClass, *, default: bool = False) -> PromptClass:
+    """Add ``p`` to the registry; re-registering the same content is a no-op, different content an error."""
+    problems = validate_prompt(p)
+    if problems:
+        raise ValueError(f"invalid prompt {p.config_name}: " + "; ".join(problems))
+    versions = _REGISTRY.setdefault(p.name, {})
+    old = versions.get(p.version)
+    if old is not None and old.digest() != p.digest():
+        raise ValueError(
+            f"prompt {p.config_name} is already registered with a different text or label set; "
+            "give the new one another version (e.g. v2) or another name"
+        )
+    versions[p.version] = p
+    if default:
+        _DEFAULT_VERSION[p.name] = p.version
+    else:
+        _DEFAULT_VERSION.setdefault(p.name, p.version)  # a new name's first version is its default
+    return p
+
+
+def get_prompt(name: str) -> PromptClass:
+    """Look up ``Name`` (its default version) or ``Name@version``; unknown names list the valid ones."""
+    base, _, version = name.partition("@")
+    if base not in _REGISTRY:
+        import difflib
+
+        close = difflib.get_close_matches(base, list(_REGISTRY), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise KeyError(
+            f"unknown prompt class {base!r}{hint} registered: {', '.join(sorted(_REGISTRY))} "
+            "(custom prompts: load their YAML file, see `autograde prompts --custom FILE`)"
+        )
+    versions = _REGISTRY[base]
+    version = version or _DEFAULT_VERSION[base]
+    if version not in versions:
+        raise KeyError(f"prompt class {base!r} has no version {version!r}; versions: {', '.join(sorted(versions))}")
+    return versions[version]
+
+
+def list_prompts() -> list[PromptClass]:
+    """Every registered prompt (all versions), sorted by name then version."""
+    return [_REGISTRY[name][v] for name in sorted(_REGISTRY) for v in sorted(_REGISTRY[name])]
+
+
+def default_version(name: str) -> str:
+    """The version a bare ``name`` resolves to."""
+    return get_prompt(name).version
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Rendering.
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """Replace ``{field}`` for the known fields in ``values``; other braces stay as they are."""
+
+    def repl(m: re.Match[str]) -> str:
+        key = m.group(1)
+        return values[key] if key in values else m.group(0)
+
+    return FIELD_RE.sub(repl, template)
+
+
+def field_values(
+    request: GradeRequest, *, context: str | None = None, answer: str | None = None, gold: str | None = None
+) -> dict[str, str]:
+    """The template field values for ``request`` (``context`` overrides the passage, e.g. when truncated)."""
+    values = {
+        "question": request.item_text,
+        "nugget": request.item_text,
+        "query": request.query_text,
+        "context": request.passage_text if context is None else context,
+    }
+    if answer is not None:
+        values["answer"] = answer
+    if gold is not None:
+        values["gold"] = gold
+    return values
+
+
+def render(
+    prompt: PromptClass,
+    request: GradeRequest,
+    order: PromptOrder = "question_first",
+    *,
+    context: str | None = None,
+    answer: str | None = None,
+    gold: str | None = None,
+) -> str:
+    """The prompt text for ``request`` (no chat template, no truncation: backends add those)."""
+    return fill(prompt.template_for(order), field_values(request, context=context, answer=answer, gold=gold))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Custom prompts from YAML.
+
+_CUSTOM_KEYS = {
+    "name", "version", "kind", "item_kind", "template", "labels", "passage_first_template",
+    "answer_check", "answer_prompt", "description",
+}
+
+
+def parse_custom_prompts(entries: Any, source: str) -> list[PromptClass]:
+    """Validate a list of prompt definitions; raise one error naming ``source`` with every problem."""
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(
+            f"{source}: expected a non-empty YAML list of prompts, each with name, version, kind, item_kind, "
+            "template and labels ({label: grade})"
+        )
+    problems: list[str] = []
+    prompts: list[PromptClass] = []
+    for i, entry in enumerate(entries):
+        where = f"{source}: prompt #{i + 1}"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: expected a mapping, got {type(entry).__name__}")
+            continue
+        if entry.get("name"):
+            where += f" ({entry['name']})"
+        unknown = sorted(set(entry) - _CUSTOM_KEYS)
+        if unknown:
+            problems.append(f"{where}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(_CUSTOM_KEYS))}")
+        missing = sorted({"name", "version", "kind", "item_kind", "template"} - set(entry))
+        if missing:
+            problems.append(f"{where}: missing key(s) {', '.join(missing)}")
+            continue
+        labels = entry.get("labels") or {}
+        if not isinstance(labels, dict):
+            problems.append(f"{where}: labels must be a mapping {{label: grade}}, got {type(labels).__name__}")
+            continue
+        labels = {str(k): v for k, v in labels.items()}
+        p = PromptClass(
+            name=str(entry["name"]),
+            version=str(entry["version"]),
+            kind=entry["kind"],
+            item_kind=entry["item_kind"],
+            template=entry["template"],
+            labels=labels,
+            passage_first_template=entry.get("passage_first_template"),
+            answer_check=entry.get("answer_check", "unanswerable" if entry["kind"] == "extraction" else "labels"),
+            answer_prompt=entry.get("answer_prompt"),
+            source=f"custom: {source}",
+            exact=True,
+            description=str(entry.get("description", "")),
+        )
+        errs = validate_prompt(p)
+        problems.extend(f"{where}: {e}" for e in errs)
+        builtin = _REGISTRY.get(p.name, {}).get(p.version)
+        if not errs and builtin is not None and not builtin.source.startswith("custom:") and builtin.digest() != p.digest():
+            problems.append(f"{where}: {p.config_name} is a built-in prompt; give yours another version or name")
+        if not errs:
+            prompts.append(p)
+    names = [p.config_name for p in prompts]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(f"{source}: prompt(s) defined twice: {', '.join(dupes)}")
+    if problems:
+        raise ValueError(f"{len(problems)} problem(s) in custom prompts:\n" + "\n".join(f"  - {p}" for p in problems))
+    return prompts
+
+
+def load_custom_prompts(path: str | Path, *, register: bool = True) -> list[PromptClass]:
+    """Read custom prompts from a YAML list and (by default) register them.
+
+    Each entry: ``name``, ``version``, ``kind`` (rating | extraction | verification | direct), ``item_kind``
+    (question | nugget | query), ``template`` and ``labels`` (``{label: grade}``); optional
+    ``passage_first_template``, ``answer_check`` (extraction: unanswerable | answer_key), ``answer_prompt``
+    (verification) and ``description``.
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read custom prompts ({exc.strerror or exc})") from None
+    try:
+        entries = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{p}: not valid YAML: {exc}") from None
+    prompts = parse_custom_prompts(entries, str(p))
+    if register:
+        for prompt in prompts:
+            register_prompt(prompt)
+    return prompts
+
+
+for _p in _v1_prompts():
+    register_prompt(_p, default=True)
+for _p in _wb1_prompts():
+    register_prompt(_p)

@@ -1,0 +1,129 @@
+"""Generated answers (TREC RAG 24 JSONL or plain ``{query_id, run, text}``) split into passages.
+
+>>> split_answer("First paragraph.\\n\\nSecond one.", max_words=400)
+['First paragraph.', 'Second one.']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograde.errors import Problems
+from autograde.ids import passage_id_for_text
+from autograde.io.text import iter_lines
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+@dataclass(frozen=True)
+class AnswerPassage:
+    """One passage of one system's answer to one query; rank = position (1-based)."""
+
+    run: str
+    query_id: str
+    passage_id: str
+    rank: int
+    text: str
+
+
+def _chunk_words(text: str, max_words: int) -> list[str]:
+    """Split one paragraph at sentence boundaries into chunks of at most ``max_words`` words."""
+    if len(text.split()) <= max_words:
+        return [text]
+    chunks: list[str] = []
+    current: list[str] = []
+    count = 0
+    for sentence in SENTENCE_END.split(text):
+        words = sentence.split()
+        while len(words) > max_words:  # a single over-long sentence: hard split at word boundaries
+            if current:
+                chunks.append(" ".join(current))
+                current, count = [], 0
+            chunks.append(" ".join(words[:max_words]))
+            words = words[max_words:]
+        if count + len(words) > max_words and current:
+            chunks.append(" ".join(current))
+            current, count = [], 0
+        if words:
+            current.append(" ".join(words))
+            count += len(words)
+    if current:
+        chunks.append(" ".join(current))
+    return chunks
+
+
+def split_answer(text: str, max_words: int = 400) -> list[str]:
+    """Paragraphs (blank-line separated) of at most ``max_words`` words, split at sentence ends."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = para.strip()
+        if para:
+            out.extend(c.strip() for c in _chunk_words(para, max_words) if c.strip())
+    return out
+
+
+def _rag24_text(answer: list[dict]) -> str:
+    """Concatenate TREC RAG 24 answer segments; a segment ending in a blank line keeps the break."""
+    parts: list[str] = []
+    for seg in answer:
+        t = str(seg.get("text", ""))
+        parts.append(t if t.endswith("\n\n") else t + " ")
+    return "".join(parts)
+
+
+def read_answers(path: str | Path, max_words: int = 400, problems: Problems | None = None) -> list[AnswerPassage]:
+    """Read one answers file into passages; every problem is reported with its line."""
+    own = problems is None
+    probs = problems if problems is not None else Problems()
+    out: list[AnswerPassage] = []
+    seen: set[tuple[str, str]] = set()
+    p = str(path)
+    for n, line in iter_lines(p, probs):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            probs.add(p, n, f"not valid JSON: {exc.msg}", "write one JSON object per line")
+            continue
+        if not isinstance(rec, dict):
+            probs.add(p, n, "expected a JSON object", "see the README for the answer formats")
+            continue
+        if "answer" in rec and "topic_id" in rec:  # TREC RAG 24
+            run = str(rec.get("run_id") or Path(p).stem)
+            qid = str(rec["topic_id"])
+            if not isinstance(rec["answer"], list):
+                probs.add(p, n, "'answer' must be a list of {text, citations}", "see TREC RAG 24 answer format")
+                continue
+            text = _rag24_text(rec["answer"])
+        elif "query_id" in rec and "text" in rec:
+            run = str(rec.get("run") or rec.get("run_id") or Path(p).stem)
+            qid = str(rec["query_id"])
+            text = str(rec["text"])
+        else:
+            probs.add(p, n, f"unknown answer record with keys {sorted(rec)}",
+                      "use TREC RAG 24 {run_id, topic_id, answer: [{text, citations}]} or {query_id, run, text}")
+            continue
+        if (run, qid) in seen:
+            probs.add(p, n, f"second answer of run {run!r} for query {qid!r}", "keep one answer per run and query")
+            continue
+        seen.add((run, qid))
+        pieces = split_answer(text, max_words)
+        if not pieces:
+            probs.add(p, n, f"empty answer of run {run!r} for query {qid!r}", "remove the line or give it text")
+            continue
+        used: set[str] = set()
+        rank = 0
+        for piece in pieces:
+            pid = passage_id_for_text(piece)
+            if pid in used:  # the same paragraph twice in one answer counts once
+                continue
+            used.add(pid)
+            rank += 1
+            out.append(AnswerPassage(run, qid, pid, rank, piece))
+    if own:
+        probs.raise_if_any()
+    return out

@@ -1,0 +1,134 @@
+"""Test banks of exam questions and nuggets in the Rubric-Grading Workbench's JSONL(.gz) format.
+
+One line per query: ``{"query_id", "test_collection", "query_text", "info", "items": [...]}`` where
+items are ``{"query_id", "question_id", "question_text"[, "gold_answers", "facet_id"]}`` or
+``{"query_id", "nugget_id", "nugget_text"[, ...]}``. Item ids are ``query_id/md5(text.strip())``;
+an item whose id is missing gets it computed, one whose id disagrees with its text is re-keyed
+(and logged), so hand edits of the text never leave a stale id behind.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from autograde.errors import Problems
+from autograde.ids import item_id
+from autograde.io.text import atomic_write_text, iter_lines
+from autograde.log import logger
+
+BANK_COLUMNS = ["item_id", "query_id", "kind", "text", "gold_answers", "facet_id"]
+
+
+@dataclass(frozen=True)
+class BankItem:
+    """One exam question or nugget."""
+
+    item_id: str
+    query_id: str
+    kind: str  # "question" | "nugget"
+    text: str
+    gold_answers: tuple[str, ...] = ()
+    facet_id: str | None = None
+
+
+@dataclass
+class Bank:
+    """A whole test bank; ``headers`` keep each query line's other fields for a faithful write-back."""
+
+    items: list[BankItem] = field(default_factory=list)
+    headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def by_query(self) -> dict[str, list[BankItem]]:
+        out: dict[str, list[BankItem]] = {}
+        for it in self.items:
+            out.setdefault(it.query_id, []).append(it)
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [(i.item_id, i.query_id, i.kind, i.text, list(i.gold_answers), i.facet_id) for i in self.items],
+            columns=BANK_COLUMNS,
+        )
+
+
+def read_bank(path: str | Path, problems: Problems | None = None) -> Bank:
+    """Read a question or nugget bank; every malformed line or item is reported with its line."""
+    own = problems is None
+    probs = problems if problems is not None else Problems()
+    bank = Bank()
+    seen: set[str] = set()
+    p = str(path)
+    for n, line in iter_lines(p, probs):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            probs.add(p, n, f"not valid JSON: {exc.msg} (column {exc.colno})",
+                      "each line must be one JSON object {query_id, items: [...]}; check quotes and commas")
+            continue
+        if not isinstance(rec, dict) or "query_id" not in rec or not isinstance(rec.get("items"), list):
+            probs.add(p, n, "expected an object with 'query_id' and a list 'items'", "see the workbench bank format")
+            continue
+        qid = str(rec["query_id"])
+        if qid in bank.headers:
+            probs.add(p, n, f"query {qid!r} appears on two lines", "merge its items into one line")
+            continue
+        bank.headers[qid] = {k: v for k, v in rec.items() if k != "items"}
+        for j, raw in enumerate(rec["items"]):
+            if not isinstance(raw, dict):
+                probs.add(p, n, f"item {j} of query {qid!r} is not an object", "write items as JSON objects")
+                continue
+            if "question_text" in raw:
+                kind, text, given = "question", raw["question_text"], raw.get("question_id")
+            elif "nugget_text" in raw:
+                kind, text, given = "nugget", raw["nugget_text"], raw.get("nugget_id")
+            else:
+                probs.add(p, n, f"item {j} of query {qid!r} has neither question_text nor nugget_text",
+                          "give each item a 'question_text' or a 'nugget_text'")
+                continue
+            if not isinstance(text, str) or not text.strip():
+                probs.add(p, n, f"item {j} of query {qid!r} has empty text", "remove the item or give it text")
+                continue
+            facet = raw.get("facet_id")
+            iid = item_id(qid, text, facet)
+            if given and given != iid:
+                logger.debug("%s:%d: item id %s does not match its text; using %s", p, n, given, iid)
+            if iid in seen:
+                probs.add(p, n, f"item text repeated within query {qid!r}: {text.strip()[:60]!r}",
+                          "remove the duplicate item")
+                continue
+            seen.add(iid)
+            gold = raw.get("gold_answers") or raw.get("answers") or ()
+            if isinstance(gold, str):
+                gold = (gold,)
+            bank.items.append(BankItem(iid, qid, kind, text.strip(), tuple(str(g) for g in gold), facet))
+    if not bank.items and not probs.items:
+        probs.add(p, None, "the test bank has no items", "add questions or nuggets")
+    if own:
+        probs.raise_if_any()
+    return bank
+
+
+def write_bank(path: str | Path, bank: Bank, test_collection: str = "autograde") -> None:
+    """Write a bank in the workbench format (``.gz`` compressed if the name says so), atomically."""
+    lines = []
+    for qid, items in bank.by_query().items():
+        header = dict(bank.headers.get(qid, {"query_id": qid, "test_collection": test_collection}))
+        out_items = []
+        for it in items:
+            key = "question" if it.kind == "question" else "nugget"
+            rec: dict[str, Any] = {"query_id": qid, f"{key}_id": it.item_id, f"{key}_text": it.text}
+            if it.gold_answers:
+                rec["gold_answers"] = list(it.gold_answers)
+            if it.facet_id:
+                rec["facet_id"] = it.facet_id
+            out_items.append(rec)
+        header["items"] = out_items
+        lines.append(json.dumps(header, ensure_ascii=False) + "\n")
+    atomic_write_text(path, "".join(lines))

@@ -1,0 +1,10 @@
+"""Evaluation metrics: trec_eval retrieval measures, generation metrics, significance tests.
+
+The evaluation-server part of autograde. :mod:`autograde.metrics.trec` is the single trec_eval wrapper
+every leaderboard uses; :mod:`~autograde.metrics.retrieval`, :mod:`~autograde.metrics.generation` and
+:mod:`~autograde.metrics.significance` reproduce (and fix, behind options) the reference server.
+"""
+
+from autograde.metrics.trec import evaluate_run, mean_over_queries
+
+__all__ = ["evaluate_run", "mean_over_queries"]

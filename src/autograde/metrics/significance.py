@@ -1,0 +1,299 @@
+"""Paired significance tests between systems: the reference server's two-sided permutation test, seeded.
+
+>>> a = {"q1": {"map": 0.9}, "q2": {"map": 0.8}, "q3": {"map": 0.7}}
+>>> b = {"q1": {"map": 0.1}, "q2": {"map": 0.2}, "q3": {"map": 0.3}}
+>>> res = paired_test(a, b, n_resamples=1000, seed=1)["map"]
+>>> round(res["diff"], 2), res["p_value"] < 0.5, res["significant"]
+(0.6, True, False)
+
+The test (as the reference): for each query the difference d = A - B; the observed statistic is
+|mean(d)|; each resample flips the sign of every d independently with probability 1/2 (swapping A and B
+on that query); p = (number of resamples with |mean| >= observed) / n_resamples, and
+``significant = p < alpha``. ``p_value_variant="plus_one"`` gives (count + 1) / (n + 1), which is never 0
+and is a valid Monte-Carlo p-value.
+
+Query set: the union of the queries of the two systems; a query one side lacks scores 0 on that side
+(as the reference). Per-query values normally come from :mod:`autograde.metrics.retrieval`, whose
+default (trec_eval ``-c``) already scores 0 every qrels query a run misses.
+
+Unlike the reference (a Python loop over resamples and queries with the unseeded ``random`` module),
+sign flips come from a seeded ``numpy.random.Generator`` and all resamples, measures and comparisons are
+one matrix product per chunk of resamples (chunks bound memory; results do not depend on the chunk size).
+Many systems at once (all pairs, or each against a baseline) share the same sign flips, and p-values are
+corrected across the comparisons of each measure (Holm or Benjamini-Hochberg).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from autograde.metrics.trec import query_sort_key
+
+Correction = Literal["none", "holm", "bh"]
+PValueVariant = Literal["reference", "plus_one"]
+
+__all__ = [
+    "Correction",
+    "PValueVariant",
+    "adjust_pvalues",
+    "benjamini_hochberg",
+    "bootstrap_ci",
+    "compare_systems",
+    "compare_to_baseline",
+    "holm",
+    "paired_test",
+    "sign_flip_counts",
+]
+
+_CHUNK_BYTES = 1 << 25  # 32 MiB per chunk of sign matrix / permuted statistics
+
+
+def sign_flip_counts(diffs: np.ndarray, n_resamples: int, rng: np.random.Generator,
+                     chunk_bytes: int = _CHUNK_BYTES) -> np.ndarray:
+    """For each column of ``diffs`` (queries x tests), how many random sign flips reach |sum| >= |observed sum|.
+
+    One uniform draw per (resample, query) decides its sign, so the stream, and the counts, are the same
+    for every chunk size. Sums instead of means: the comparison is scale-free, so zero rows (queries
+    outside a pair's query set) change nothing. Ties count, with a tolerance for summation order.
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    if d.ndim == 1:
+        d = d[:, None]
+    n, cols = d.shape
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    observed = np.abs(d.sum(axis=0))
+    threshold = observed - 1e-12 * np.abs(d).sum(axis=0)
+    counts = np.zeros(cols, dtype=np.int64)
+    rows = max(1, min(n_resamples, chunk_bytes // (8 * max(n, cols, 1))))
+    done = 0
+    while done < n_resamples:
+        size = min(rows, n_resamples - done)
+        signs = np.where(rng.random((size, n)) < 0.5, 1.0, -1.0)
+        counts += (np.abs(signs @ d) >= threshold).sum(axis=0)
+        done += size
+    return counts
+
+
+def bootstrap_ci(diffs: np.ndarray, n_resamples: int, rng: np.random.Generator, confidence: float = 0.95,
+                 chunk_bytes: int = _CHUNK_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval of the mean of each column of ``diffs`` (queries resampled with replacement)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    if d.ndim == 1:
+        d = d[:, None]
+    n, cols = d.shape
+    rows = max(1, min(n_resamples, chunk_bytes // (8 * max(n, cols, 1))))
+    means = np.empty((n_resamples, cols))
+    done = 0
+    while done < n_resamples:
+        size = min(rows, n_resamples - done)
+        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=size).astype(np.float64)
+        means[done:done + size] = weights @ d / n
+        done += size
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
+    return low, high
+
+
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values (family-wise error control)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg step-up adjusted p-values (false discovery rate control)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    ranked = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: Correction) -> np.ndarray:
+    """``none`` (unchanged), ``holm`` or ``bh``."""
+    if method == "none":
+        return np.asarray(p_values, dtype=np.float64).copy()
+    if method == "holm":
+        return holm(p_values)
+    if method == "bh":
+        return benjamini_hochberg(p_values)
+    raise ValueError(f"unknown correction {method!r}; valid: none, holm, bh")
+
+
+def _matrix(per_query: Mapping[str, Mapping[str, float]], qids: list[str], measures: list[str]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(values: queries x measures, with 0 where the query is missing; presence mask per query)."""
+    values = np.zeros((len(qids), len(measures)))
+    present = np.zeros(len(qids), dtype=bool)
+    for i, q in enumerate(qids):
+        row = per_query.get(q)
+        if row is None:
+            continue
+        present[i] = True
+        for j, m in enumerate(measures):
+            if m not in row:
+                raise KeyError(f"query {q!r} has no value for measure {m!r}")
+            values[i, j] = float(row[m])
+    return values, present
+
+
+def _pair_rng(seed: int, a: str, b: str) -> np.random.Generator:
+    """A generator for one comparison that does not depend on which other systems are compared."""
+    return np.random.default_rng([seed, zlib.crc32(f"{a}\x00{b}".encode())])
+
+
+def compare_systems(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None = None,
+                    baseline: str | None = None, pairs: Sequence[tuple[str, str]] | None = None, *, seed: int = 0,
+                    n_resamples: int = 10000, alpha: float = 0.05, correction: Correction = "holm",
+                    p_value_variant: PValueVariant = "reference", t_test: bool = False, bootstrap: bool = False,
+                    confidence: float = 0.95) -> Any:
+    """Paired permutation tests for many systems at once -> a pandas DataFrame, one row per (comparison, measure).
+
+    ``per_query`` is system -> query -> measure -> value. Comparisons: ``pairs`` if given, else each system
+    against ``baseline``, else all pairs (in the given system order). Columns: measure, system (A),
+    baseline (B), n_queries, A_mean, B_mean, diff (A - B), p_value, p_adjusted, significant
+    (p_adjusted < alpha), then t_p_value and ci_low/ci_high when asked. The correction runs across the
+    comparisons of each measure. All comparisons share one seeded stream of sign flips.
+    """
+    import pandas as pd
+
+    systems = list(per_query)
+    if pairs is None:
+        if baseline is not None:
+            if baseline not in per_query:
+                raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(systems)}")
+            pairs = [(s, baseline) for s in systems if s != baseline]
+        else:
+            pairs = [(systems[i], systems[j]) for i in range(len(systems)) for j in range(i + 1, len(systems))]
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("nothing to compare: give at least two systems")
+    for a, b in pairs:
+        for s in (a, b):
+            if s not in per_query:
+                raise ValueError(f"system {s!r} has no per-query values; systems: {', '.join(systems)}")
+    if measures is None:
+        first = next((row for s in systems for row in per_query[s].values()), None)
+        if first is None:
+            raise ValueError("no per-query values in any system")
+        measures = list(first)
+    measures = list(measures)
+    if p_value_variant not in ("reference", "plus_one"):
+        raise ValueError(f"unknown p_value_variant {p_value_variant!r}; valid: reference, plus_one")
+    qids = sorted({q for s in systems for q in per_query[s]}, key=query_sort_key)
+    mats = {s: _matrix(per_query[s], qids, measures) for s in {x for p in pairs for x in p}}
+    n_m = len(measures)
+    diffs = np.zeros((len(qids), len(pairs) * n_m))
+    masks = []
+    for k, (a, b) in enumerate(pairs):
+        (va, pa), (vb, pb) = mats[a], mats[b]
+        mask = pa | pb
+        masks.append(mask)
+        diffs[:, k * n_m:(k + 1) * n_m] = np.where(mask[:, None], va - vb, 0.0)
+    counts = sign_flip_counts(diffs, n_resamples, np.random.default_rng(seed))
+    if p_value_variant == "plus_one":
+        p_all = (counts + 1) / (n_resamples + 1)
+    else:
+        p_all = counts / n_resamples
+    records: list[dict[str, Any]] = []
+    for k, (a, b) in enumerate(pairs):
+        mask = masks[k]
+        n_q = int(mask.sum())
+        va, vb = mats[a][0][mask], mats[b][0][mask]
+        d = va - vb
+        a_mean = va.mean(axis=0) if n_q else np.zeros(n_m)
+        b_mean = vb.mean(axis=0) if n_q else np.zeros(n_m)
+        p = p_all[k * n_m:(k + 1) * n_m] if n_q else np.ones(n_m)
+        t_p = ci = None
+        if t_test:
+            t_p = _t_test(va, vb)
+        if bootstrap and n_q:
+            ci = bootstrap_ci(d, n_resamples, _pair_rng(seed, a, b), confidence)
+        for j, m in enumerate(measures):
+            rec: dict[str, Any] = {"measure": m, "system": a, "baseline": b, "n_queries": n_q,
+                                   "A_mean": float(a_mean[j]), "B_mean": float(b_mean[j]),
+                                   "diff": float(d[:, j].mean()) if n_q else 0.0, "p_value": float(p[j])}
+            if t_test:
+                rec["t_p_value"] = float(t_p[j]) if t_p is not None else float("nan")
+            if bootstrap:
+                rec["ci_low"] = float(ci[0][j]) if ci is not None else float("nan")
+                rec["ci_high"] = float(ci[1][j]) if ci is not None else float("nan")
+            records.append(rec)
+    df = pd.DataFrame.from_records(records)
+    df["p_adjusted"] = df["p_value"]
+    for m in measures:
+        rows = df["measure"] == m
+        df.loc[rows, "p_adjusted"] = adjust_pvalues(df.loc[rows, "p_value"].to_numpy(), correction)
+    df["significant"] = df["p_adjusted"] < alpha
+    first_cols = ["measure", "system", "baseline", "n_queries", "A_mean", "B_mean", "diff", "p_value",
+                  "p_adjusted", "significant"]
+    return df[first_cols + [c for c in df.columns if c not in first_cols]]
+
+
+def _t_test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Paired t-test p-values per column (scipy ttest_rel); identical columns give 1, not NaN."""
+    from scipy import stats
+
+    if a.shape[0] < 2:
+        return np.full(a.shape[1], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.asarray(stats.ttest_rel(a, b, axis=0).pvalue, dtype=np.float64)
+    same = np.all(a == b, axis=0)
+    p[same] = 1.0
+    return p
+
+
+def paired_test(a_per_query: Mapping[str, Mapping[str, float]], b_per_query: Mapping[str, Mapping[str, float]],
+                measures: Sequence[str] | None = None, *, n_resamples: int = 10000, seed: int = 0,
+                alpha: float = 0.05, p_value_variant: PValueVariant = "reference", t_test: bool = False,
+                bootstrap: bool = False, confidence: float = 0.95) -> dict[str, dict[str, Any]]:
+    """The reference server's A/B test: ``{measure: {A_mean, B_mean, diff, p_value, significant, ...}}``.
+
+    ``a_per_query`` / ``b_per_query`` are query -> measure -> value. Extra keys ``t_p_value`` and
+    ``ci_low``/``ci_high`` appear when ``t_test`` / ``bootstrap`` are set; ``n_queries`` is the query set size.
+    """
+    df = compare_systems({"A": a_per_query, "B": b_per_query}, measures, pairs=[("A", "B")], seed=seed,
+                         n_resamples=n_resamples, alpha=alpha, correction="none", p_value_variant=p_value_variant,
+                         t_test=t_test, bootstrap=bootstrap, confidence=confidence)
+    out: dict[str, dict[str, Any]] = {}
+    for rec in df.to_dict(orient="records"):
+        entry = {"A_mean": rec["A_mean"], "B_mean": rec["B_mean"], "diff": rec["diff"],
+                 "p_value": rec["p_value"], "significant": bool(rec["significant"]), "n_queries": int(rec["n_queries"])}
+        for extra in ("t_p_value", "ci_low", "ci_high"):
+            if extra in rec:
+                entry[extra] = rec[extra]
+        out[rec["measure"]] = entry
+    return out
+
+
+def compare_to_baseline(per_query: Mapping[str, Mapping[str, float]], baseline: str, seed: int = 0,
+                        n_resamples: int = 10000, alpha: float = 0.05, correction: Correction = "holm",
+                        p_value_variant: PValueVariant = "reference") -> Any:
+    """Each system against ``baseline`` on one measure -> DataFrame (system, baseline, A_mean, B_mean, diff,
+    p_value, p_adjusted, significant), p-values corrected across the systems.
+
+    ``per_query`` is system -> query -> value. A = the system, B = the baseline; query set per comparison =
+    union of the two systems' queries, a missing side scored 0.
+    """
+    wrapped = {s: {q: {"value": v} for q, v in rows.items()} for s, rows in per_query.items()}
+    df = compare_systems(wrapped, ["value"], baseline=baseline, seed=seed, n_resamples=n_resamples, alpha=alpha,
+                         correction=correction, p_value_variant=p_value_variant)
+    return df[["system", "baseline", "A_mean", "B_mean", "diff", "p_value", "p_adjusted", "significant"]
+              ].reset_index(drop=True)
