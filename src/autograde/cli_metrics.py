@@ -134,8 +134,8 @@ def cmd_significance(args: argparse.Namespace) -> int:
         body = {"qrels": args.qrels, "run_a": {"name": name_a, "file": args.run_a},
                 "run_b": {"name": name_b, "file": args.run_b}, "options": options, "results": results}
         cols = ["A_mean", "B_mean", "diff", "p_value", "significant"]
-        extra = [c for c in ("t_p_value", "ci_low", "ci_high") if scfg.t_test or scfg.bootstrap
-                 if c in next(iter(results.values()), {})]
+        first = next(iter(results.values()), {})
+        extra = [c for c in ("t_p_value", "ci_low", "ci_high") if c in first]
         table = markdown_table(["measure", *cols, *extra], [[m, *(r[c] for c in cols + extra)]
                                                              for m, r in results.items()])
         md = f"A = {name_a} ({args.run_a}), B = {name_b} ({args.run_b})\n\n{table}\n"

@@ -130,6 +130,7 @@ def run_leaderboards(evaluation_path: str | Path, measures: list[str], out_paths
     ev = read_table(evaluation_path)
     for measure, path in zip(measures, out_paths, strict=True):
         lb = leaderboard(ev, measure)
+        lb["rank"] = lb["rank"].map(lambda r: f"{r:g}")  # 1, 2.5 (average rank of ties)
         atomic_write_text(path, lb.to_csv(sep="\t", index=False, float_format="%.4f"))
 
 

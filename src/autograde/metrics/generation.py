@@ -241,7 +241,7 @@ def read_generation_data(data: str | Path, gold_key: str = "golden_answers", pre
 
 
 def evaluate_generation(golds: Sequence[Sequence[str]], preds: Sequence[str],
-                        cfg: GenerationMetricsConfig = GenerationMetricsConfig(),
+                        cfg: GenerationMetricsConfig | None = None,
                         where: Sequence[str] | None = None) -> dict[str, Any]:
     """The body of a generation result document.
 
@@ -249,6 +249,7 @@ def evaluate_generation(golds: Sequence[Sequence[str]], preds: Sequence[str],
     ``diagnostics`` counts what the reference would hide: empty predictions, gold answers that normalize to
     nothing, items without gold answers, and (reference tokenizer) items whose text ROUGE cannot see.
     """
+    cfg = cfg or GenerationMetricsConfig()
     if len(golds) != len(preds):
         raise ValueError(f"{len(golds)} gold answer lists but {len(preds)} predictions; give one of each per item")
     if not preds:

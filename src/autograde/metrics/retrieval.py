@@ -84,9 +84,9 @@ def truncate_run(run: RunDict, k: int) -> RunDict:
     return {qid: {doc: docs[doc] for doc in trec_order(docs)[:k]} for qid, docs in run.items()}
 
 
-def per_query_measures(qrels: Qrels, run: RunDict, cfg: RetrievalMetricsConfig = RetrievalMetricsConfig()
-                       ) -> PerQuery:
+def per_query_measures(qrels: Qrels, run: RunDict, cfg: RetrievalMetricsConfig | None = None) -> PerQuery:
     """Per-query values under the JSON names (``mrr``, ``ndcg@10``, ...), then the extra trec_eval measures."""
+    cfg = cfg or RetrievalMetricsConfig()
     specs = measure_specs(cfg.metrics, cfg.cutoffs, cfg.mrr_cutoff)
     common = {"relevance_level": cfg.relevance_level, "missing_queries": cfg.missing_queries}
     plain = [s.trec for s in specs if s.truncate is None]
@@ -125,7 +125,7 @@ def query_accounting(qrels: Qrels, run: RunDict, missing_queries: str) -> dict[s
 
 
 def evaluate_retrieval(qrels: Qrels, runs: Mapping[str, RunDict],
-                       cfg: RetrievalMetricsConfig = RetrievalMetricsConfig(),
+                       cfg: RetrievalMetricsConfig | None = None,
                        sources: Mapping[str, str] | None = None, qrels_source: str | None = None
                        ) -> dict[str, Any]:
     """The body of a retrieval result document (see :func:`autograde.metrics.report.result_document`).
@@ -136,6 +136,7 @@ def evaluate_retrieval(qrels: Qrels, runs: Mapping[str, RunDict],
     """
     import pytrec_eval
 
+    cfg = cfg or RetrievalMetricsConfig()
     if not any(qrels.values()):
         raise ValueError("the qrels hold no judgments; nothing can be evaluated")
     if not runs:

@@ -25,6 +25,7 @@ corrected across the comparisons of each measure (Holm or Benjamini-Hochberg).
 
 from __future__ import annotations
 
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -56,9 +57,11 @@ def sign_flip_counts(diffs: np.ndarray, n_resamples: int, rng: np.random.Generat
                      chunk_bytes: int = _CHUNK_BYTES) -> np.ndarray:
     """For each column of ``diffs`` (queries x tests), how many random sign flips reach |sum| >= |observed sum|.
 
-    One uniform draw per (resample, query) decides its sign, so the stream, and the counts, are the same
-    for every chunk size. Sums instead of means: the comparison is scale-free, so zero rows (queries
-    outside a pair's query set) change nothing. Ties count, with a tolerance for summation order.
+    Each resample draws its own ``ceil(n / 64)`` random 64-bit words and uses one bit per query (1 = flip),
+    so the stream, and the counts, are the same for every chunk size. With B the bit matrix, the flipped
+    sums are ``colsum(d) - 2 B d``: one matrix product per chunk for all resamples and columns. Sums
+    instead of means: the comparison is scale-free, so zero rows (queries outside a pair's query set)
+    change nothing. Ties count, with a tolerance for summation order.
     """
     d = np.asarray(diffs, dtype=np.float64)
     if d.ndim == 1:
@@ -66,15 +69,17 @@ def sign_flip_counts(diffs: np.ndarray, n_resamples: int, rng: np.random.Generat
     n, cols = d.shape
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
-    observed = np.abs(d.sum(axis=0))
-    threshold = observed - 1e-12 * np.abs(d).sum(axis=0)
+    total = d.sum(axis=0)
+    threshold = np.abs(total) - 1e-12 * np.abs(d).sum(axis=0)
     counts = np.zeros(cols, dtype=np.int64)
+    words = max(1, -(-n // 64))
     rows = max(1, min(n_resamples, chunk_bytes // (8 * max(n, cols, 1))))
     done = 0
     while done < n_resamples:
         size = min(rows, n_resamples - done)
-        signs = np.where(rng.random((size, n)) < 0.5, 1.0, -1.0)
-        counts += (np.abs(signs @ d) >= threshold).sum(axis=0)
+        raw = rng.integers(0, 2**64, size=(size, words), dtype=np.uint64)
+        flips = np.unpackbits(raw.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
+        counts += (np.abs(total - 2.0 * (flips @ d)) >= threshold).sum(axis=0)
         done += size
     return counts
 
@@ -159,21 +164,11 @@ def _pair_rng(seed: int, a: str, b: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(f"{a}\x00{b}".encode())])
 
 
-def compare_systems(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None = None,
-                    baseline: str | None = None, pairs: Sequence[tuple[str, str]] | None = None, *, seed: int = 0,
-                    n_resamples: int = 10000, alpha: float = 0.05, correction: Correction = "holm",
-                    p_value_variant: PValueVariant = "reference", t_test: bool = False, bootstrap: bool = False,
-                    confidence: float = 0.95) -> Any:
-    """Paired permutation tests for many systems at once -> a pandas DataFrame, one row per (comparison, measure).
-
-    ``per_query`` is system -> query -> measure -> value. Comparisons: ``pairs`` if given, else each system
-    against ``baseline``, else all pairs (in the given system order). Columns: measure, system (A),
-    baseline (B), n_queries, A_mean, B_mean, diff (A - B), p_value, p_adjusted, significant
-    (p_adjusted < alpha), then t_p_value and ci_low/ci_high when asked. The correction runs across the
-    comparisons of each measure. All comparisons share one seeded stream of sign flips.
-    """
-    import pandas as pd
-
+def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None,
+             baseline: str | None, pairs: Sequence[tuple[str, str]] | None, seed: int, n_resamples: int,
+             alpha: float, correction: Correction, p_value_variant: PValueVariant, t_test: bool, bootstrap: bool,
+             confidence: float) -> dict[str, Any]:
+    """The comparisons as columns (numpy arrays / lists), row = (comparison, measure), comparison-major."""
     systems = list(per_query)
     if pairs is None:
         if baseline is not None:
@@ -197,10 +192,12 @@ def compare_systems(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], 
     measures = list(measures)
     if p_value_variant not in ("reference", "plus_one"):
         raise ValueError(f"unknown p_value_variant {p_value_variant!r}; valid: reference, plus_one")
+    if correction not in ("none", "holm", "bh"):
+        raise ValueError(f"unknown correction {correction!r}; valid: none, holm, bh")
     qids = sorted({q for s in systems for q in per_query[s]}, key=query_sort_key)
-    mats = {s: _matrix(per_query[s], qids, measures) for s in {x for p in pairs for x in p}}
-    n_m = len(measures)
-    diffs = np.zeros((len(qids), len(pairs) * n_m))
+    mats = {s: _matrix(per_query[s], qids, measures) for s in dict.fromkeys(x for p in pairs for x in p)}
+    n_m, n_p = len(measures), len(pairs)
+    diffs = np.zeros((len(qids), n_p * n_m))
     masks = []
     for k, (a, b) in enumerate(pairs):
         (va, pa), (vb, pb) = mats[a], mats[b]
@@ -208,43 +205,56 @@ def compare_systems(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], 
         masks.append(mask)
         diffs[:, k * n_m:(k + 1) * n_m] = np.where(mask[:, None], va - vb, 0.0)
     counts = sign_flip_counts(diffs, n_resamples, np.random.default_rng(seed))
-    if p_value_variant == "plus_one":
-        p_all = (counts + 1) / (n_resamples + 1)
-    else:
-        p_all = counts / n_resamples
-    records: list[dict[str, Any]] = []
+    p_all = (counts + 1) / (n_resamples + 1) if p_value_variant == "plus_one" else counts / n_resamples
+    n_queries = np.repeat([int(m.sum()) for m in masks], n_m)
+    a_mean, b_mean, diff = (np.zeros(n_p * n_m) for _ in range(3))
+    t_p = np.full(n_p * n_m, np.nan)
+    ci_low, ci_high = np.full(n_p * n_m, np.nan), np.full(n_p * n_m, np.nan)
     for k, (a, b) in enumerate(pairs):
-        mask = masks[k]
-        n_q = int(mask.sum())
+        mask, cols = masks[k], slice(k * n_m, (k + 1) * n_m)
+        if not mask.any():
+            p_all[cols] = 1.0
+            continue
         va, vb = mats[a][0][mask], mats[b][0][mask]
-        d = va - vb
-        a_mean = va.mean(axis=0) if n_q else np.zeros(n_m)
-        b_mean = vb.mean(axis=0) if n_q else np.zeros(n_m)
-        p = p_all[k * n_m:(k + 1) * n_m] if n_q else np.ones(n_m)
-        t_p = ci = None
+        a_mean[cols], b_mean[cols], diff[cols] = va.mean(axis=0), vb.mean(axis=0), (va - vb).mean(axis=0)
         if t_test:
-            t_p = _t_test(va, vb)
-        if bootstrap and n_q:
-            ci = bootstrap_ci(d, n_resamples, _pair_rng(seed, a, b), confidence)
-        for j, m in enumerate(measures):
-            rec: dict[str, Any] = {"measure": m, "system": a, "baseline": b, "n_queries": n_q,
-                                   "A_mean": float(a_mean[j]), "B_mean": float(b_mean[j]),
-                                   "diff": float(d[:, j].mean()) if n_q else 0.0, "p_value": float(p[j])}
-            if t_test:
-                rec["t_p_value"] = float(t_p[j]) if t_p is not None else float("nan")
-            if bootstrap:
-                rec["ci_low"] = float(ci[0][j]) if ci is not None else float("nan")
-                rec["ci_high"] = float(ci[1][j]) if ci is not None else float("nan")
-            records.append(rec)
-    df = pd.DataFrame.from_records(records)
-    df["p_adjusted"] = df["p_value"]
-    for m in measures:
-        rows = df["measure"] == m
-        df.loc[rows, "p_adjusted"] = adjust_pvalues(df.loc[rows, "p_value"].to_numpy(), correction)
-    df["significant"] = df["p_adjusted"] < alpha
-    first_cols = ["measure", "system", "baseline", "n_queries", "A_mean", "B_mean", "diff", "p_value",
-                  "p_adjusted", "significant"]
-    return df[first_cols + [c for c in df.columns if c not in first_cols]]
+            t_p[cols] = _t_test(va, vb)
+        if bootstrap:
+            ci_low[cols], ci_high[cols] = bootstrap_ci(va - vb, n_resamples, _pair_rng(seed, a, b), confidence)
+    # Correction across the comparisons of each measure: rows j, j + n_m, j + 2 n_m, ...
+    by_pair = p_all.reshape(n_p, n_m)
+    p_adj = np.column_stack([adjust_pvalues(by_pair[:, j], correction) for j in range(n_m)]).reshape(-1)
+    columns: dict[str, Any] = {
+        "measure": measures * n_p,
+        "system": [a for a, _ in pairs for _ in range(n_m)],
+        "baseline": [b for _, b in pairs for _ in range(n_m)],
+        "n_queries": n_queries, "A_mean": a_mean, "B_mean": b_mean, "diff": diff,
+        "p_value": p_all, "p_adjusted": p_adj, "significant": p_adj < alpha,
+    }
+    if t_test:
+        columns["t_p_value"] = t_p
+    if bootstrap:
+        columns["ci_low"], columns["ci_high"] = ci_low, ci_high
+    return columns
+
+
+def compare_systems(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None = None,
+                    baseline: str | None = None, pairs: Sequence[tuple[str, str]] | None = None, *, seed: int = 0,
+                    n_resamples: int = 10000, alpha: float = 0.05, correction: Correction = "holm",
+                    p_value_variant: PValueVariant = "reference", t_test: bool = False, bootstrap: bool = False,
+                    confidence: float = 0.95) -> Any:
+    """Paired permutation tests for many systems at once -> a pandas DataFrame, one row per (comparison, measure).
+
+    ``per_query`` is system -> query -> measure -> value. Comparisons: ``pairs`` if given, else each system
+    against ``baseline``, else all pairs (in the given system order). Columns: measure, system (A),
+    baseline (B), n_queries, A_mean, B_mean, diff (A - B), p_value, p_adjusted, significant
+    (p_adjusted < alpha), then t_p_value and ci_low/ci_high when asked. The correction runs across the
+    comparisons of each measure. All comparisons share one seeded stream of sign flips.
+    """
+    import pandas as pd
+
+    return pd.DataFrame(_compare(per_query, measures, baseline, pairs, seed, n_resamples, alpha, correction,
+                                 p_value_variant, t_test, bootstrap, confidence))
 
 
 def _t_test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -253,7 +263,10 @@ def _t_test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     if a.shape[0] < 2:
         return np.full(a.shape[1], np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # scipy warns about precision loss when a column's differences are (nearly) constant; identical
+        # columns are set to 1 below; constant non-zero differences give p close to 0, as they should.
+        warnings.simplefilter("ignore", RuntimeWarning)
         p = np.asarray(stats.ttest_rel(a, b, axis=0).pvalue, dtype=np.float64)
     same = np.all(a == b, axis=0)
     p[same] = 1.0
@@ -269,17 +282,17 @@ def paired_test(a_per_query: Mapping[str, Mapping[str, float]], b_per_query: Map
     ``a_per_query`` / ``b_per_query`` are query -> measure -> value. Extra keys ``t_p_value`` and
     ``ci_low``/``ci_high`` appear when ``t_test`` / ``bootstrap`` are set; ``n_queries`` is the query set size.
     """
-    df = compare_systems({"A": a_per_query, "B": b_per_query}, measures, pairs=[("A", "B")], seed=seed,
-                         n_resamples=n_resamples, alpha=alpha, correction="none", p_value_variant=p_value_variant,
-                         t_test=t_test, bootstrap=bootstrap, confidence=confidence)
+    cols = _compare({"A": a_per_query, "B": b_per_query}, measures, None, [("A", "B")], seed, n_resamples, alpha,
+                    "none", p_value_variant, t_test, bootstrap, confidence)
     out: dict[str, dict[str, Any]] = {}
-    for rec in df.to_dict(orient="records"):
-        entry = {"A_mean": rec["A_mean"], "B_mean": rec["B_mean"], "diff": rec["diff"],
-                 "p_value": rec["p_value"], "significant": bool(rec["significant"]), "n_queries": int(rec["n_queries"])}
+    for i, m in enumerate(cols["measure"]):
+        entry = {"A_mean": float(cols["A_mean"][i]), "B_mean": float(cols["B_mean"][i]),
+                 "diff": float(cols["diff"][i]), "p_value": float(cols["p_value"][i]),
+                 "significant": bool(cols["significant"][i]), "n_queries": int(cols["n_queries"][i])}
         for extra in ("t_p_value", "ci_low", "ci_high"):
-            if extra in rec:
-                entry[extra] = rec[extra]
-        out[rec["measure"]] = entry
+            if extra in cols:
+                entry[extra] = float(cols[extra][i])
+        out[m] = entry
     return out
 
 
