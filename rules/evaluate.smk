@@ -19,6 +19,7 @@ rule evaluate:
         evaluation=R + "/eval/{grader}/{variant}.parquet",
     params:
         level=qrels_level_of,
+        evaluation=CTX.config.evaluation.model_dump(),
     log:
         "logs/evaluate/{grader}/{variant}.log",
     benchmark:
@@ -37,6 +38,7 @@ rule evaluate_human:
         evaluation=R + "/eval/human.parquet",
     params:
         level=CTX.config.evaluation.human_relevance_level,
+        evaluation=CTX.config.evaluation.model_dump(),
     log:
         "logs/evaluate/human.log",
     benchmark:
@@ -54,6 +56,7 @@ rule leaderboards:
         expand(R + "/leaderboards/{{grader}}/{{variant}}/{measure}.tsv", measure=CTX.measures()),
     params:
         measures=CTX.measures(),
+        significance=CTX.config.metrics.significance.model_dump(),
     log:
         "logs/leaderboards/{grader}/{variant}.log",
     group:
@@ -69,6 +72,7 @@ rule leaderboards_human:
         expand(R + "/leaderboards/human/{measure}.tsv", measure=CTX.measures()),
     params:
         measures=CTX.measures(),
+        significance=CTX.config.metrics.significance.model_dump(),
     log:
         "logs/leaderboards/human.log",
     group:
@@ -81,6 +85,8 @@ rule correlation:
     input:
         leaderboards=CTX.leaderboard_files(),
         official=CTX.config.data.official_leaderboard or [],
+    params:
+        correlation=CTX.config.correlation.model_dump(),
     output:
         R + "/correlation.tsv",
     log:

@@ -6,6 +6,8 @@ rule ingest:
         rankings=f"{R}/ingest/rankings.parquet",
         answer_passages=f"{R}/ingest/answer_passages.parquet",
         judgments=f"{R}/ingest/judgments.parquet",
+    params:
+        answers=CTX.config.answers.model_dump(),  # config sections as params: editing them reruns the rule
     log:
         "logs/ingest.log",
     resources:
@@ -25,6 +27,8 @@ rule pool:
     output:
         pool=f"{R}/pool/pool.parquet",
         shards=scatter.grade(R + "/pool/shards/{scatteritem}.parquet"),
+    params:
+        pool=CTX.config.pool.model_dump(),
     log:
         "logs/pool.log",
     resources:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from autograde.metrics.config import MetricsConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -33,6 +34,7 @@ class DataConfig(Strict):
     answers: list[str] = Field(default_factory=list, description="generated answers: TREC RAG 24 JSONL or {query_id, run, text} JSONL (globs allowed)")
     qrels: str | None = Field(default=None, description="optional human judgments (TREC qrels)")
     official_leaderboard: str | None = Field(default=None, description="optional official leaderboard JSON {run: rank}")
+    generation: str | None = Field(default=None, description="optional JSONL of predictions with reference answers for the generation metrics")
 
     @field_validator("corpus", "runs", "answers", mode="before")
     @classmethod
@@ -112,6 +114,7 @@ class Config(Strict):
     qrels: QrelsConfig = QrelsConfig()
     evaluation: EvaluationConfig = EvaluationConfig()
     correlation: CorrelationConfig = CorrelationConfig()
+    metrics: MetricsConfig = MetricsConfig()
     results_dir: str = Field(default="results", description="where outputs go")
 
     @model_validator(mode="after")

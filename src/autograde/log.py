@@ -20,6 +20,7 @@ def setup_logging(level: int = logging.INFO) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s autograde: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(level)
+    logger.propagate = False  # libraries that add root handlers (rouge-score) must not duplicate our lines
 
 
 def progress(items: Iterable[T], total: int | None = None, desc: str = "") -> Iterator[T]:

@@ -20,6 +20,7 @@ from autograde.io.text import atomic_write_text
 from autograde.io.trec import read_qrels, write_qrels
 from autograde.leaderboard import evaluate_systems, leaderboard, rank_correlation, runs_from_rankings
 from autograde.log import logger
+from autograde.metrics.config import SignificanceConfig
 from autograde.pool import build_pool, write_pool, write_pool_shards
 from autograde.qrels import relevance_level, rubric_qrels
 from autograde.tables import read_table, write_table
@@ -126,12 +127,58 @@ def qrels_level(name: str) -> int:
     return relevance_level(mode, int(tau))  # type: ignore[arg-type]
 
 
-def run_leaderboards(evaluation_path: str | Path, measures: list[str], out_paths: list[str]) -> None:
+def run_leaderboards(evaluation_path: str | Path, measures: list[str], out_paths: list[str],
+                     significance: SignificanceConfig | None = None) -> None:
+    """One TSV per measure; with a significance baseline, also p-values of each system vs the baseline."""
     ev = read_table(evaluation_path)
     for measure, path in zip(measures, out_paths, strict=True):
         lb = leaderboard(ev, measure)
+        if significance is not None and significance.baseline:
+            lb = add_significance(lb, ev, measure, significance)
         lb["rank"] = lb["rank"].map(lambda r: f"{r:g}")  # 1, 2.5 (average rank of ties)
         atomic_write_text(path, lb.to_csv(sep="\t", index=False, float_format="%.4f"))
+
+
+def add_significance(lb: pd.DataFrame, ev: pd.DataFrame, measure: str, sig: SignificanceConfig) -> pd.DataFrame:
+    """Columns p_value, p_adjusted, significant: paired permutation test of each system vs the baseline."""
+    from autograde.metrics.significance import compare_to_baseline
+
+    per_q = ev[(ev["measure"] == measure) & (ev["query_id"] != "all")]
+    table: dict[str, dict[str, float]] = {}
+    for run, q, v in per_q[["run", "query_id", "value"]].itertuples(index=False):
+        table.setdefault(run, {})[q] = float(v)
+    if sig.baseline not in table:
+        raise KeyError(f"metrics.significance.baseline {sig.baseline!r} is not a system; have: {', '.join(sorted(table))}")
+    cmp = compare_to_baseline(table, sig.baseline, seed=sig.seed, n_resamples=sig.n_resamples, alpha=sig.alpha,
+                              correction=sig.correction, p_value_variant=sig.p_value_variant)
+    cols = cmp.set_index("system")[["p_value", "p_adjusted", "significant"]]
+    out = lb.join(cols, on="run")
+    out["baseline"] = sig.baseline
+    return out
+
+
+def run_retrieval_metrics(config: Config, qrels_path: str | Path, rankings_path: str | Path,
+                          json_path: str | Path, md_path: str | Path) -> None:
+    """Evaluation-server retrieval metrics of every system under the human qrels (JSON + Markdown)."""
+    from autograde.metrics.report import result_document, write_json
+    from autograde.metrics.retrieval import evaluate_retrieval, retrieval_markdown
+
+    runs = runs_from_rankings(read_table(rankings_path))
+    body = evaluate_retrieval(read_qrels(qrels_path), runs, config.metrics.retrieval, qrels_source=str(qrels_path))
+    write_json(json_path, result_document("retrieval", body))
+    atomic_write_text(md_path, retrieval_markdown(body))
+
+
+def run_generation_metrics(config: Config, data_path: str | Path, json_path: str | Path, md_path: str | Path) -> None:
+    """Generation metrics (EM, Acc, StringEM, CoverEM, F1, ROUGE) of predictions vs reference answers."""
+    from autograde.metrics.generation import evaluate_generation, generation_markdown, read_generation_data
+    from autograde.metrics.report import result_document, write_json
+
+    g = config.metrics.generation
+    data = read_generation_data(data_path, g.gold_key, g.pred_key)
+    body = evaluate_generation(data.golds, data.preds, g, where=data.where)
+    write_json(json_path, result_document("generation", body))
+    atomic_write_text(md_path, generation_markdown(body))
 
 
 def run_correlation(config: Config, leaderboard_paths: list[str], out_path: str | Path) -> None:

@@ -95,6 +95,10 @@ class WorkflowContext:
         out += self.leaderboard_files()
         if self.config.data.official_leaderboard:
             out.append(f"{r}/correlation.tsv")
+        if self.config.data.qrels:
+            out.append(f"{r}/metrics/retrieval.json")
+        if self.config.data.generation:
+            out.append(f"{r}/metrics/generation.json")
         return out
 
 

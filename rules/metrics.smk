@@ -1,0 +1,35 @@
+rule retrieval_metrics:
+    input:
+        qrels=human_qrels,
+        rankings=rules.ingest.output.rankings,
+    output:
+        json=R + "/metrics/retrieval.json",
+        md=R + "/metrics/retrieval.md",
+    params:
+        retrieval=CTX.config.metrics.retrieval.model_dump(),
+    log:
+        "logs/metrics/retrieval.log",
+    benchmark:
+        "benchmarks/metrics/retrieval.tsv"
+    group:
+        "analysis"
+    script:
+        "../scripts/retrieval_metrics.py"
+
+
+rule generation_metrics:
+    input:
+        data=CTX.config.data.generation or [],
+    output:
+        json=R + "/metrics/generation.json",
+        md=R + "/metrics/generation.md",
+    params:
+        generation=CTX.config.metrics.generation.model_dump(),
+    log:
+        "logs/metrics/generation.log",
+    benchmark:
+        "benchmarks/metrics/generation.tsv"
+    group:
+        "analysis"
+    script:
+        "../scripts/generation_metrics.py"
