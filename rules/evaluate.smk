@@ -1,22 +1,24 @@
 rule rubric_qrels:
     input:
-        grades=R + "/grades/{grader}.parquet",
+        grades=f"{R}/grades/{{grader}}.parquet",
     output:
-        qrels=R + "/qrels/{grader}/{variant}.qrels",
+        qrels=f"{R}/qrels/{{grader}}/{{variant}}.qrels",
     log:
         "logs/rubric_qrels/{grader}/{variant}.log",
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/rubric_qrels.py"
 
 
 rule evaluate:
     input:
-        qrels=R + "/qrels/{grader}/{variant}.qrels",
+        qrels=f"{R}/qrels/{{grader}}/{{variant}}.qrels",
         rankings=rules.ingest.output.rankings,
     output:
-        evaluation=R + "/eval/{grader}/{variant}.parquet",
+        evaluation=f"{R}/eval/{{grader}}/{{variant}}.parquet",
     params:
         level=qrels_level_of,
         evaluation=CTX.config.evaluation.model_dump(),
@@ -26,6 +28,8 @@ rule evaluate:
         "benchmarks/evaluate/{grader}/{variant}.tsv"
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/evaluate.py"
 
@@ -35,7 +39,7 @@ rule evaluate_human:
         qrels=human_qrels,
         rankings=rules.ingest.output.rankings,
     output:
-        evaluation=R + "/eval/human.parquet",
+        evaluation=f"{R}/eval/human.parquet",
     params:
         level=CTX.config.evaluation.human_relevance_level,
         evaluation=CTX.config.evaluation.model_dump(),
@@ -45,15 +49,17 @@ rule evaluate_human:
         "benchmarks/evaluate/human.tsv"
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/evaluate.py"
 
 
 rule leaderboards:
     input:
-        evaluation=R + "/eval/{grader}/{variant}.parquet",
+        evaluation=f"{R}/eval/{{grader}}/{{variant}}.parquet",
     output:
-        expand(R + "/leaderboards/{{grader}}/{{variant}}/{measure}.tsv", measure=CTX.measures()),
+        expand(f"{R}/leaderboards/{{{{grader}}}}/{{{{variant}}}}/{{measure}}.tsv", measure=CTX.measures()),
     params:
         measures=CTX.measures(),
         significance=CTX.config.metrics.significance.model_dump(),
@@ -61,15 +67,17 @@ rule leaderboards:
         "logs/leaderboards/{grader}/{variant}.log",
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/leaderboards.py"
 
 
 rule leaderboards_human:
     input:
-        evaluation=R + "/eval/human.parquet",
+        evaluation=f"{R}/eval/human.parquet",
     output:
-        expand(R + "/leaderboards/human/{measure}.tsv", measure=CTX.measures()),
+        expand(f"{R}/leaderboards/human/{{measure}}.tsv", measure=CTX.measures()),
     params:
         measures=CTX.measures(),
         significance=CTX.config.metrics.significance.model_dump(),
@@ -77,6 +85,8 @@ rule leaderboards_human:
         "logs/leaderboards/human.log",
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/leaderboards.py"
 
@@ -88,10 +98,12 @@ rule correlation:
     params:
         correlation=CTX.config.correlation.model_dump(),
     output:
-        R + "/correlation.tsv",
+        f"{R}/correlation.tsv",
     log:
         "logs/correlation.log",
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/correlation.py"

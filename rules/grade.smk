@@ -1,12 +1,12 @@
 rule grade:
     input:
-        pool=R + "/pool/shards/{scatteritem}.parquet",
+        pool=f"{R}/pool/shards/{{scatteritem}}.parquet",
         queries=rules.ingest.output.queries,
         bank=bank_of_grader,
     output:
-        grades=R + "/grades/{grader}/shards/{scatteritem}.parquet",
-        stats=R + "/grades/{grader}/shards/{scatteritem}.stats.json",
-        failures=R + "/grades/{grader}/shards/{scatteritem}.failures.jsonl",
+        grades=f"{R}/grades/{{grader}}/shards/{{scatteritem}}.parquet",
+        stats=f"{R}/grades/{{grader}}/shards/{{scatteritem}}.stats.json",
+        failures=f"{R}/grades/{{grader}}/shards/{{scatteritem}}.failures.jsonl",
     params:
         digest=shard_digest,
     threads: 2
@@ -24,16 +24,18 @@ rule grade:
 
 rule merge_grades:
     input:
-        grades=gather.grade(R + "/grades/{{grader}}/shards/{scatteritem}.parquet"),
-        stats=gather.grade(R + "/grades/{{grader}}/shards/{scatteritem}.stats.json"),
-        failures=gather.grade(R + "/grades/{{grader}}/shards/{scatteritem}.failures.jsonl"),
+        grades=gather.grade(f"{R}/grades/{{{{grader}}}}/shards/{{scatteritem}}.parquet"),
+        stats=gather.grade(f"{R}/grades/{{{{grader}}}}/shards/{{scatteritem}}.stats.json"),
+        failures=gather.grade(f"{R}/grades/{{{{grader}}}}/shards/{{scatteritem}}.failures.jsonl"),
     output:
-        grades=R + "/grades/{grader}.parquet",
-        stats=R + "/grades/{grader}.stats.json",
-        failures=R + "/grades/{grader}.failures.jsonl",
+        grades=f"{R}/grades/{{grader}}.parquet",
+        stats=f"{R}/grades/{{grader}}.stats.json",
+        failures=f"{R}/grades/{{grader}}.failures.jsonl",
     log:
         "logs/merge_grades/{grader}.log",
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/merge_grades.py"

@@ -13,6 +13,8 @@ rule ingest:
     resources:
         mem_mb=4000,
         runtime=30,
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/ingest.py"
 
@@ -26,7 +28,7 @@ rule pool:
         corpus=corpus_files,
     output:
         pool=f"{R}/pool/pool.parquet",
-        shards=scatter.grade(R + "/pool/shards/{scatteritem}.parquet"),
+        shards=scatter.grade(f"{R}/pool/shards/{{scatteritem}}.parquet"),
     params:
         pool=CTX.config.pool.model_dump(),
     log:
@@ -34,5 +36,7 @@ rule pool:
     resources:
         mem_mb=8000,
         runtime=60,
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/pool.py"

@@ -3,8 +3,8 @@ rule retrieval_metrics:
         qrels=human_qrels,
         rankings=rules.ingest.output.rankings,
     output:
-        json=R + "/metrics/retrieval.json",
-        md=R + "/metrics/retrieval.md",
+        json=f"{R}/metrics/retrieval.json",
+        md=f"{R}/metrics/retrieval.md",
     params:
         retrieval=CTX.config.metrics.retrieval.model_dump(),
     log:
@@ -13,6 +13,8 @@ rule retrieval_metrics:
         "benchmarks/metrics/retrieval.tsv"
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/retrieval_metrics.py"
 
@@ -21,8 +23,8 @@ rule generation_metrics:
     input:
         data=CTX.config.data.generation or [],
     output:
-        json=R + "/metrics/generation.json",
-        md=R + "/metrics/generation.md",
+        json=f"{R}/metrics/generation.json",
+        md=f"{R}/metrics/generation.md",
     params:
         generation=CTX.config.metrics.generation.model_dump(),
     log:
@@ -31,5 +33,7 @@ rule generation_metrics:
         "benchmarks/metrics/generation.tsv"
     group:
         "analysis"
+    conda:
+        "../envs/analysis.yaml"
     script:
         "../scripts/generation_metrics.py"

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from autograde.metrics.config import MetricsConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from autograde.metrics.config import MetricsConfig
 
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -80,7 +81,7 @@ class GraderConfig(Strict):
         return v
 
     @model_validator(mode="after")
-    def _check_options(self) -> "GraderConfig":
+    def _check_options(self) -> GraderConfig:
         from autograde.grading.registry import validate_options
 
         validate_options(self.backend, self.options)
@@ -118,7 +119,7 @@ class Config(Strict):
     results_dir: str = Field(default="results", description="where outputs go")
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> "Config":
+    def _cross_checks(self) -> Config:
         names = [g.name for g in self.graders]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

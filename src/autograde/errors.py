@@ -45,7 +45,7 @@ class Problems:
     def add(self, path: str | Path, line: int | None, message: str, fix: str = "") -> None:
         self.items.append(Problem(str(path), line, message, fix))
 
-    def extend(self, other: "Problems") -> None:
+    def extend(self, other: Problems) -> None:
         self.items.extend(other.items)
 
     def __bool__(self) -> bool:

@@ -31,7 +31,7 @@ class WorkflowContext:
     """grader name -> query -> items."""
 
     @classmethod
-    def from_snakemake_config(cls, raw: dict[str, Any], source: str = "config/config.yaml") -> "WorkflowContext":
+    def from_snakemake_config(cls, raw: dict[str, Any], source: str = "config/config.yaml") -> WorkflowContext:
         config = validate_config(raw, source)
         probs = Problems()
         queries = read_queries(config.data.queries, probs)

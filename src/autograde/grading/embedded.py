@@ -66,7 +66,7 @@ def grade_from_cosine(cos: float, thresholds: list[float]) -> tuple[int, float]:
 class EmbeddedGrader:
     """Cosine(item, passage) with all-MiniLM-L6-v2; implements :class:`autograde.grading.base.Grader`."""
 
-    def __init__(self, config: "GraderConfig", options: Options) -> None:
+    def __init__(self, config: GraderConfig, options: Options) -> None:
         self.config = config
         self.options = options
         self._model: Any = None
@@ -145,5 +145,5 @@ class EmbeddedGrader:
         self._emb.clear()
 
 
-def make_grader(config: "GraderConfig", options: Options) -> EmbeddedGrader:
+def make_grader(config: GraderConfig, options: Options) -> EmbeddedGrader:
     return EmbeddedGrader(config, options)

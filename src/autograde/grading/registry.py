@@ -44,7 +44,7 @@ def validate_options(backend: str, options: dict[str, Any]) -> Any:
     return backend_module(backend).Options.model_validate(options)
 
 
-def make_grader(config: "GraderConfig") -> "Grader":
+def make_grader(config: GraderConfig) -> Grader:
     """Build the grader described by one ``graders:`` entry of the config."""
     module = backend_module(config.backend)
     options = module.Options.model_validate(config.options)

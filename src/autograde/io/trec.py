@@ -142,7 +142,7 @@ class _neg_bytes:  # noqa: N801 - tiny sort key helper
     def __init__(self, s: str) -> None:
         self.b = s.encode("utf-8")
 
-    def __lt__(self, other: "_neg_bytes") -> bool:
+    def __lt__(self, other: _neg_bytes) -> bool:
         return self.b > other.b
 
     def __eq__(self, other: object) -> bool:
