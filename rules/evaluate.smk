@@ -107,3 +107,27 @@ rule correlation:
         "../envs/analysis.yaml"
     script:
         "../scripts/correlation.py"
+
+
+rule cover:
+    input:
+        grades=f"{R}/grades/{{grader}}.parquet",
+        rankings=rules.ingest.output.rankings,
+    output:
+        per_query=f"{R}/cover/{{grader}}/cover-{{tau}}.parquet",
+        cover=f"{R}/leaderboards/{{grader}}/cover-{{tau}}/cover.tsv",
+        ncover=f"{R}/leaderboards/{{grader}}/cover-{{tau}}/ncover.tsv",
+    params:
+        cover=CTX.config.cover.model_dump(),
+    wildcard_constraints:
+        tau=r"\d+",
+    log:
+        "logs/cover/{grader}/{tau}.log",
+    benchmark:
+        "benchmarks/cover/{grader}/{tau}.tsv"
+    group:
+        "analysis"
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/cover.py"

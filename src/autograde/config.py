@@ -99,6 +99,13 @@ class EvaluationConfig(Strict):
     human_relevance_level: int = Field(default=2, description="relevance level for the leaderboard under human qrels (DL practice: 2)")
 
 
+class CoverConfig(Strict):
+    enabled: bool = Field(default=True, description="compute Rubric-Cover / EXAM-Cover leaderboards")
+    depth: int = Field(default=20, ge=1, description="k: the top-k passages of a system that may cover items")
+    thresholds: list[int] | None = Field(default=None, description="grade thresholds tau of a covered item (default: qrels.thresholds)")
+    missing_queries: Literal["skip", "zero"] = Field(default="skip", description="a query the system has no passages for: skip it (the workbench's choice) or score 0")
+
+
 class CorrelationConfig(Strict):
     methods: list[Literal["spearman", "kendall"]] = Field(default_factory=lambda: ["spearman", "kendall"])
 
@@ -114,6 +121,7 @@ class Config(Strict):
     graders: list[GraderConfig] = Field(default_factory=list)
     qrels: QrelsConfig = QrelsConfig()
     evaluation: EvaluationConfig = EvaluationConfig()
+    cover: CoverConfig = CoverConfig()
     correlation: CorrelationConfig = CorrelationConfig()
     metrics: MetricsConfig = MetricsConfig()
     results_dir: str = Field(default="results", description="where outputs go")

@@ -103,7 +103,7 @@ def run_merge(shard_grades: list[str], shard_stats: list[str], shard_failures: l
     grades = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     write_table(grades_path, grades, ["query_id", "passage_id", "item_id"])
     shards = [json.loads(Path(p).read_text()) for p in shard_stats]
-    total = {k: sum(s.get(k) or 0 for s in shards) for k in ("pairs", "cached", "computed", "ok", "unparseable", "failed")}
+    total = {k: sum(s.get(k) or 0 for s in shards) for k in ("pairs", "cached", "computed", "ok", "unparseable", "failed", "legacy_fallback")}
     atomic_write_text(stats_path, json.dumps({**total, "shards": shards}, indent=2, sort_keys=True) + "\n")
     atomic_write_text(failures_path, "".join(Path(p).read_text(encoding="utf-8") for p in shard_failures))
 
@@ -179,6 +179,21 @@ def run_generation_metrics(config: Config, data_path: str | Path, json_path: str
     body = evaluate_generation(data.golds, data.preds, g, where=data.where)
     write_json(json_path, result_document("generation", body))
     atomic_write_text(md_path, generation_markdown(body))
+
+
+def run_cover(config: Config, grades_path: str | Path, rankings_path: str | Path, threshold: int,
+              per_query_path: str | Path, cover_path: str | Path, ncover_path: str | Path) -> None:
+    """Rubric-Cover per query (parquet) and the cover / n-cover leaderboards (TSV)."""
+    from autograde.cover import cover_leaderboard, cover_per_query
+
+    grades = read_table(grades_path, ["query_id", "passage_id", "item_id", "grade"])
+    per_q = cover_per_query(grades, read_table(rankings_path), threshold, config.cover.depth,
+                            config.cover.missing_queries)
+    write_table(per_query_path, per_q, ["run", "query_id"], metadata={"threshold": threshold})
+    for measure, path in (("cover", cover_path), ("ncover", ncover_path)):
+        lb = cover_leaderboard(per_q, measure)  # type: ignore[arg-type]
+        lb["rank"] = lb["rank"].map(lambda r: f"{r:g}")
+        atomic_write_text(path, lb.to_csv(sep="\t", index=False, float_format="%.4f"))
 
 
 def run_correlation(config: Config, leaderboard_paths: list[str], out_path: str | Path) -> None:

@@ -21,7 +21,8 @@ from autograde.ids import canonical_json, content_hash
 from autograde.io.text import atomic_write_text
 from autograde.log import logger
 
-RESULT_FIELDS = ("grade", "parse_status", "grade_probs", "expected_grade", "label_mass", "answer", "raw", "error")
+RESULT_FIELDS = ("grade", "parse_status", "grade_probs", "expected_grade", "label_mass", "answer", "raw", "error",
+                 "extra")
 
 
 def cache_key(rendered: str, identity: dict[str, Any]) -> str:
@@ -91,7 +92,9 @@ class GradeCache:
 
 
 def result_from_record(rec: dict[str, Any]) -> GradeResult:
-    return GradeResult(**{f: rec.get(f) for f in RESULT_FIELDS})
+    fields = {f: rec.get(f) for f in RESULT_FIELDS}
+    fields["extra"] = fields["extra"] or {}
+    return GradeResult(**fields)
 
 
 def request_key(grader_render: Any, request: GradeRequest, identity: dict[str, Any]) -> tuple[str, str]:

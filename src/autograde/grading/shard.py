@@ -28,7 +28,7 @@ from autograde.tables import write_table
 GRADE_COLUMNS = [
     "query_id", "passage_id", "item_id", "grader", "grade", "expected_grade", "grade_probs", "label_mass",
     "answer", "raw", "parse_status", "error", "cache_key", "grader_id", "backend", "prompt_class", "model",
-    "scoring", "prompt_order",
+    "scoring", "prompt_order", "extra",
 ]
 DIRECT_SUFFIX = "query"
 
@@ -65,6 +65,7 @@ def _row(req: GradeRequest, res: GradeResult, key: str, cfg: GraderConfig, gid: 
         "error": res.error, "cache_key": key, "grader_id": gid, "backend": cfg.backend,
         "prompt_class": cfg.prompt_class or "", "model": cfg.model or "", "scoring": cfg.scoring,
         "prompt_order": cfg.prompt_order,
+        "extra": canonical_json(res.extra) if res.extra else None,
     }
 
 
@@ -105,11 +106,13 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
         for r in rows if r["parse_status"] != "ok"
     ]
     status = Counter(r["parse_status"] for r in rows)
+    legacy = sum(1 for k in keys if results[k].extra.get("legacy_fallback"))
     # cached: pairs answered from the cache; computed: distinct model inputs sent to the grader this run
     stats = {
         "grader": cfg.name, "grader_id": gid, "pairs": len(rows), "unique_inputs": len(set(keys)),
         "cached": n_cached, "computed": len(misses), "ok": status.get("ok", 0),
         "unparseable": status.get("unparseable", 0), "failed": status.get("failed", 0),
+        "legacy_fallback": legacy,
         "model_seconds": round(model_s, 3), "total_seconds": round(time.perf_counter() - t0, 3),
         "prompts_per_s": round(len(misses) / model_s, 2) if misses and model_s > 0 else None,
     }

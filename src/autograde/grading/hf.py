@@ -1,0 +1,380 @@
+"""The ``hf`` backend: Hugging Face transformers in-process (seq2seq like FLAN-T5, causal chat models, GGUF).
+
+Config example::
+
+    graders:
+      - name: flan-qsr
+        backend: hf
+        model: google/flan-t5-large          # hub id, local directory, or a .gguf file
+        prompt_class: QuestionSelfRatedUnanswerablePromptWithChoices
+        scoring: logits
+        options: {dtype: bfloat16, batch_size: 32, max_input_tokens: 512}
+
+Logits mode reads the next-token distribution at the first answer position in one forward pass (seq2seq:
+encoder + one decoder step from the decoder start token; causal: the last prompt position, left-padded).
+Inputs are sorted by token length over the whole list given to ``grade_batch`` and cut into batches of
+``batch_size``. Causal models share the KV of the batch's common token prefix (the instruction and the chat
+template) instead of recomputing it per row (``prefix_cache``; same outputs up to float rounding).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from autograde.grading.common import (
+    CommonOptions,
+    Failure,
+    Generation,
+    LabelScores,
+    LabelTokens,
+    LLMGrader,
+    TokenizerFormatter,
+)
+from autograde.ids import content_hash, file_sha256
+from autograde.log import logger
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from autograde.config import GraderConfig
+
+
+class Options(CommonOptions):
+    """``options:`` of an ``hf`` grader."""
+
+    gguf_file: str | None = Field(default=None, description="GGUF file name inside the model directory (or give model: path/to/file.gguf)")
+    revision: str | None = Field(default=None, description="hub revision (commit, tag or branch) of a hub model id")
+    tokenizer: str | None = Field(default=None, description="tokenizer id/directory if it differs from the model's")
+    device: Literal["auto", "cpu", "cuda"] = Field(default="auto", description="auto: cuda when available, else cpu")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto", description="auto: float32 on cpu, bfloat16 on cuda (T5 overflows in float16)"
+    )
+    torch_threads: int | None = Field(default=None, ge=1, description="torch intra-op threads (set it from the rule's threads)")
+    batch_size: int = Field(default=8, ge=1, description="prompts per forward pass (after sorting by length)")
+    max_input_tokens: int | None = Field(
+        default=512, ge=16, description="input token budget; only the passage is cut to fit (None: no limit)"
+    )
+    chat_template: Literal["auto", "never"] = Field(
+        default="auto", description="auto: causal models with a chat template get the prompt as one user turn"
+    )
+    system_prompt: str | None = Field(default=None, description="system message for chat models (None: the template's default)")
+    assistant_prefill: str = Field(default="", description="text appended after the chat generation prompt (e.g. 'Rating: ')")
+    prefix_cache: bool = Field(default=True, description="causal logits mode: compute the batch's common prefix once")
+    local_files_only: bool = Field(default=True, description="never download at run time (models must be in the local cache)")
+    trust_remote_code: bool = Field(default=False, description="allow model repositories' own code")
+
+
+_LOADED: dict[tuple[Any, ...], list[Any]] = {}
+"""Models loaded in this process: key -> [model, tokenizer, is_seq2seq, number of graders holding it]."""
+
+_FINGERPRINTS: dict[tuple[str, int, float], str] = {}
+
+
+def _sha256_cached(path: Path) -> str:
+    """sha256 of a file, computed once per (path, size, mtime) in this process."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime)
+    if key not in _FINGERPRINTS:
+        _FINGERPRINTS[key] = file_sha256(str(path))
+    return _FINGERPRINTS[key]
+
+
+def _resolve_model(model: str, gguf_file: str | None) -> tuple[str, str | None]:
+    """(directory or hub id, GGUF file name or None); ``model`` may name a .gguf file directly."""
+    if gguf_file is None and model.endswith(".gguf") and Path(model).is_file():
+        p = Path(model)
+        return str(p.parent), p.name
+    return model, gguf_file
+
+
+def model_fingerprint(model: str, gguf_file: str | None, revision: str | None, commit_hash: str | None) -> dict[str, Any]:
+    """What identifies the model's weights: a GGUF file's sha256, a local directory's content hash, or a hub revision."""
+    path = Path(model)
+    if gguf_file is not None and (path / gguf_file).is_file():
+        return {"model_file": gguf_file, "model_sha256": _sha256_cached(path / gguf_file)}
+    if path.is_dir():
+        files = sorted(
+            f for f in path.iterdir()
+            if f.is_file() and not f.name.startswith(".") and f.suffix.lower() not in {".md", ".txt", ".png", ".jpg"}
+        )
+        return {"model_sha256": content_hash([[f.name, _sha256_cached(f)] for f in files], 64)}
+    return {"model_revision": commit_hash or revision or "unknown"}
+
+
+def _pad(seqs: list[list[int]], pad_id: int, side: str) -> tuple[Any, Any]:
+    import torch
+
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        if not s:
+            continue
+        if side == "left":
+            ids[i, width - len(s):] = torch.tensor(s)
+            mask[i, width - len(s):] = 1
+        else:
+            ids[i, : len(s)] = torch.tensor(s)
+            mask[i, : len(s)] = 1
+    return ids, mask
+
+
+def _common_prefix_len(seqs: list[list[int]]) -> int:
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for s in seqs[1:]:
+        k = 0
+        while k < n and s[k] == first[k]:
+            k += 1
+        n = k
+    return n
+
+
+class HFGrader(LLMGrader):
+    """A grader running a transformers model in this process."""
+
+    backend = "hf"
+    MIN_SHARED_PREFIX = 8
+
+    def __init__(self, config: GraderConfig, options: Options) -> None:
+        super().__init__(config, options)
+        import torch
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+        if not config.model:
+            raise ValueError(f"grader {config.name!r} (backend hf) needs model: a hub id, local directory or .gguf file")
+        self.options: Options = options
+        if options.torch_threads:
+            torch.set_num_threads(options.torch_threads)
+        self.model_path, self.gguf_file = _resolve_model(config.model, options.gguf_file)
+        load_kw: dict[str, Any] = {"local_files_only": options.local_files_only, "trust_remote_code": options.trust_remote_code}
+        if options.revision:
+            load_kw["revision"] = options.revision
+        if self.gguf_file:
+            load_kw["gguf_file"] = self.gguf_file
+        if options.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        else:
+            self.device = options.device
+        if options.dtype == "auto":
+            self.dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
+        else:
+            self.dtype = getattr(torch, options.dtype)
+        self._cache_key = (self.model_path, self.gguf_file, options.revision, options.tokenizer, str(self.dtype),
+                           self.device, options.trust_remote_code)
+        if self._cache_key in _LOADED:  # another grader in this process already holds this model: share it
+            entry = _LOADED[self._cache_key]
+            entry[3] += 1
+            self.model, self.tokenizer, self.seq2seq = entry[0], entry[1], entry[2]
+        else:
+            mconf = AutoConfig.from_pretrained(self.model_path, **load_kw)
+            self.seq2seq = bool(getattr(mconf, "is_encoder_decoder", False))
+            cls = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
+            logger.info("hf grader %s: loading %s%s (%s, %s, %s)", config.name, self.model_path,
+                        f" [{self.gguf_file}]" if self.gguf_file else "", "seq2seq" if self.seq2seq else "causal",
+                        self.device, self.dtype)
+            self.model = cls.from_pretrained(self.model_path, dtype=self.dtype, **load_kw).to(self.device).eval()
+            tok_path = options.tokenizer or self.model_path
+            tok_kw = dict(load_kw) if options.tokenizer is None else {"local_files_only": options.local_files_only}
+            self.tokenizer = AutoTokenizer.from_pretrained(tok_path, **tok_kw)
+            if self.tokenizer.pad_token_id is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token
+            _LOADED[self._cache_key] = [self.model, self.tokenizer, self.seq2seq, 1]
+        self.pad_id = int(self.tokenizer.pad_token_id)
+        chat = (not self.seq2seq and options.chat_template == "auto"
+                and bool(getattr(self.tokenizer, "chat_template", None)))
+        self.formatter = TokenizerFormatter(
+            self.tokenizer, chat=chat, system_prompt=options.system_prompt,
+            assistant_prefill=options.assistant_prefill, max_input_tokens=options.max_input_tokens,
+        )
+        self.label_tokens: LabelTokens | None = None
+        if self.scoring == "logits":
+            self.label_tokens = self.formatter.label_tokens(list(self.prompt.labels))
+            logger.info("hf grader %s: label tokens %s", config.name, self.label_tokens.describe())
+        self._fingerprint = model_fingerprint(self.model_path, self.gguf_file, options.revision,
+                                              getattr(self.model.config, "_commit_hash", None))
+        self._prefix_memo: tuple[tuple[int, ...], Any] | None = None
+        self._has_logits_to_keep = "logits_to_keep" in _forward_params(self.model)
+
+    # -- hooks -----------------------------------------------------------------------------------------------
+
+    def _wrap(self, text: str) -> str:
+        return self.formatter.wrap(text)
+
+    def _fit(self, build: Callable[[str], str], passage: str) -> tuple[str, bool]:
+        return self.formatter.fit(build, passage)
+
+    def _backend_identity(self) -> dict[str, Any]:
+        # Local weights are identified by their content hash, not by where they lie: the same GGUF file under
+        # another path (a cluster node, a fresh venv) keeps its cache entries.
+        model = self.config.model or ""
+        if "model_sha256" in self._fingerprint:
+            model = Path(model).name
+        ident: dict[str, Any] = {
+            "model": model,
+            **self._fingerprint,
+            "model_type": "seq2seq" if self.seq2seq else "causal",
+            "dtype": str(self.dtype).replace("torch.", ""),
+            "max_input_tokens": self.options.max_input_tokens,
+            "chat_template": self.formatter.chat_template_digest(),
+        }
+        if self.options.tokenizer:
+            ident["tokenizer"] = self.options.tokenizer
+        if self.label_tokens is not None:
+            ident["label_tokens"] = self.label_tokens.describe()
+        return ident
+
+    def close(self) -> None:
+        """Drop this grader's hold on the model; the last holder frees it."""
+        if self.model is None:
+            return
+        entry = _LOADED.get(self._cache_key)
+        if entry is not None:
+            entry[3] -= 1
+            if entry[3] <= 0:
+                del _LOADED[self._cache_key]
+        self.model = None  # type: ignore[assignment]
+        self._prefix_memo = None
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except ImportError:  # pragma: no cover
+            pass
+
+    # -- model operations --------------------------------------------------------------------------------------
+
+    def _batches(self, encoded: list[list[int]]) -> list[list[int]]:
+        order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
+        bs = self.options.batch_size
+        return [order[k: k + bs] for k in range(0, len(order), bs)]
+
+    def _label_probs(self, inputs: list[str]) -> list[LabelScores | Failure]:
+        import torch
+
+        assert self.label_tokens is not None
+        encoded = [self.formatter.encode(t) for t in inputs]
+        out: list[LabelScores | Failure] = [Failure("not computed")] * len(inputs)
+        label_ids = [torch.tensor(ids) for ids in self.label_tokens.ids]
+        for batch in self._batches(encoded):
+            with torch.inference_mode():
+                logits = self.next_token_logits([encoded[i] for i in batch])
+                logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
+            top = logprobs.argmax(dim=-1).tolist()
+            for row, i in enumerate(batch):
+                probs = {label: float(logprobs[row, ids].exp().sum())
+                         for label, ids in zip(self.label_tokens.labels, label_ids, strict=True)}
+                out[i] = LabelScores(probs, extra={"top_token": self.tokenizer.decode([top[row]]), "top_token_id": top[row]})
+        return out
+
+    def next_token_logits(self, seqs: list[list[int]]) -> Any:
+        """Logits (batch, vocab) of the first answer token for each tokenized input."""
+        import torch
+
+        dev = self.device
+        if self.seq2seq:
+            ids, mask = _pad(seqs, self.pad_id, "right")
+            start = self.model.config.decoder_start_token_id
+            start = self.pad_id if start is None else int(start)
+            dec = torch.full((len(seqs), 1), start, dtype=torch.long)
+            res = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), decoder_input_ids=dec.to(dev))
+            return res.logits[:, -1, :]
+        shared = _common_prefix_len(seqs) if self.options.prefix_cache and len(seqs) > 1 else 0
+        shared = min(shared, min(len(s) for s in seqs) - 1)
+        if shared >= self.MIN_SHARED_PREFIX:
+            try:
+                return self._logits_with_prefix(seqs, shared)
+            except (TypeError, ValueError, AttributeError, NotImplementedError, RuntimeError) as exc:
+                logger.warning("hf grader %s: shared-prefix cache unsupported by this model (%s); turning it off",
+                               self.config.name, exc)
+                self.options = self.options.model_copy(update={"prefix_cache": False})
+                self._prefix_memo = None
+        ids, mask = _pad(seqs, self.pad_id, "left")
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        kw = {"logits_to_keep": 1} if self._has_logits_to_keep else {}
+        res = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev), use_cache=False, **kw)
+        return res.logits[:, -1, :]
+
+    def _prefix_kv(self, prefix: list[int]) -> Any:
+        import torch
+
+        key = tuple(prefix)
+        if self._prefix_memo is not None and self._prefix_memo[0] == key:
+            return self._prefix_memo[1]
+        ids = torch.tensor([prefix], dtype=torch.long, device=self.device)
+        res = self.model(input_ids=ids, use_cache=True, **({"logits_to_keep": 1} if self._has_logits_to_keep else {}))
+        cache = res.past_key_values
+        if hasattr(cache, "layers"):
+            layers = [(layer.keys, layer.values) for layer in cache.layers]
+        else:  # transformers < 4.56
+            layers = list(zip(cache.key_cache, cache.value_cache, strict=True))
+        self._prefix_memo = (key, layers)
+        return layers
+
+    def _logits_with_prefix(self, seqs: list[list[int]], shared: int) -> Any:
+        """Forward the suffixes (left-padded after the shared prefix) on top of the prefix's KV cache."""
+        import torch
+        from transformers.cache_utils import DynamicCache
+
+        dev = self.device
+        layers = self._prefix_kv(seqs[0][:shared])
+        b = len(seqs)
+        data = [(k.expand(b, -1, -1, -1), v.expand(b, -1, -1, -1)) for k, v in layers]
+        try:
+            cache = DynamicCache(ddp_cache_data=data)
+        except TypeError:  # older transformers
+            cache = DynamicCache.from_legacy_cache(tuple(data))
+        ids, smask = _pad([s[shared:] for s in seqs], self.pad_id, "left")
+        mask = torch.cat([torch.ones((b, shared), dtype=torch.long), smask], dim=1)
+        pos = shared + (smask.cumsum(-1) - 1).clamp(min=0)
+        kw = {"logits_to_keep": 1} if self._has_logits_to_keep else {}
+        res = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev),
+                         past_key_values=cache, use_cache=True, **kw)
+        return res.logits[:, -1, :]
+
+    def _generate(self, inputs: list[str], max_new_tokens: int) -> list[Generation | Failure]:
+        import torch
+        from transformers import GenerationConfig
+
+        encoded = [self.formatter.encode(t) for t in inputs]
+        out: list[Generation | Failure] = [Failure("not computed")] * len(inputs)
+        eos = self.tokenizer.eos_token_id
+        gen_eos = self.model.generation_config.eos_token_id
+        gcfg = GenerationConfig(
+            max_new_tokens=max_new_tokens, do_sample=False, num_beams=1, pad_token_id=self.pad_id,
+            eos_token_id=gen_eos if gen_eos is not None else eos,
+            decoder_start_token_id=getattr(self.model.generation_config, "decoder_start_token_id", None),
+            bos_token_id=getattr(self.model.generation_config, "bos_token_id", None),
+        )
+        for batch in self._batches(encoded):
+            ids, mask = _pad([encoded[i] for i in batch], self.pad_id, "right" if self.seq2seq else "left")
+            with torch.inference_mode():
+                seq = self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                          generation_config=gcfg)
+            new = seq[:, 1:] if self.seq2seq else seq[:, ids.shape[1]:]
+            new = new.cpu().tolist()
+            for row, i in enumerate(batch):
+                toks = new[row]
+                out[i] = Generation(self.tokenizer.decode(toks, skip_special_tokens=True),
+                                    first_token_id=toks[0] if toks else None)
+        return out
+
+
+def _forward_params(model: Any) -> set[str]:
+    import inspect
+
+    try:
+        return set(inspect.signature(model.forward).parameters)
+    except (TypeError, ValueError):  # pragma: no cover
+        return set()
+
+
+def make_grader(config: GraderConfig, options: Options) -> HFGrader:
+    """Build an ``hf`` grader (loads the model)."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return HFGrader(config, options)

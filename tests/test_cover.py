@@ -1,0 +1,47 @@
+"""Rubric-Cover semantics on inline data (hand-computed)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from autograde.cover import cover_leaderboard, cover_per_query
+
+# q1 has items a, b, c (all graded); q2 has items x, y.
+# passage p1 covers a (5) and b (4); p2 covers c (4); p3 covers nothing; q2's passage r1 covers nothing.
+GRADES = pd.DataFrame(
+    [("q1", "p1", "a", 5), ("q1", "p1", "b", 4), ("q1", "p1", "c", 1),
+     ("q1", "p2", "a", 0), ("q1", "p2", "b", 0), ("q1", "p2", "c", 4),
+     ("q1", "p3", "a", 0), ("q1", "p3", "b", 3), ("q1", "p3", "c", None),
+     ("q2", "r1", "x", 1), ("q2", "r1", "y", 2)],
+    columns=["query_id", "passage_id", "item_id", "grade"]).astype({"grade": "Int64"})
+# S1 ranks p1 then p3 (top-1 = p1); S2 ranks p3, p2, p1; S3 only answers q2.
+RANKINGS = pd.DataFrame(
+    [("S1", "q1", "p1", 2.0), ("S1", "q1", "p3", 1.0), ("S1", "q2", "r1", 1.0),
+     ("S2", "q1", "p3", 3.0), ("S2", "q1", "p2", 2.0), ("S2", "q1", "p1", 1.0),
+     ("S3", "q2", "r1", 1.0)],
+    columns=["run", "query_id", "passage_id", "score"])
+
+
+def test_cover_at_depth_and_threshold() -> None:
+    pq = cover_per_query(GRADES, RANKINGS, threshold=4, depth=2).set_index(["run", "query_id"])
+    assert pq.loc[("S1", "q1"), "covered"] == 2 and pq.loc[("S1", "q1"), "cover"] == pytest.approx(2 / 3)
+    assert pq.loc[("S1", "q1"), "ncover"] == pytest.approx(2 / 3)  # the pool covers a, b, c
+    assert pq.loc[("S2", "q1"), "covered"] == 1  # top-2 = p3, p2 -> only c
+    assert math.isnan(pq.loc[("S1", "q2"), "ncover"]) and pq.loc[("S1", "q2"), "cover"] == 0.0
+    assert ("S3", "q1") not in pq.index  # skipped: S3 returned nothing for q1
+    zero = cover_per_query(GRADES, RANKINGS, threshold=4, depth=2, missing_queries="zero").set_index(["run", "query_id"])
+    assert zero.loc[("S3", "q1"), "cover"] == 0.0
+    assert cover_per_query(GRADES, RANKINGS, threshold=3, depth=3).set_index(["run", "query_id"]).loc[("S2", "q1"), "covered"] == 3
+
+
+def test_cover_leaderboard_mean_and_stderr() -> None:
+    lb = cover_leaderboard(cover_per_query(GRADES, RANKINGS, threshold=4, depth=2), "cover").set_index("run")
+    assert lb.loc["S1", "score"] == pytest.approx((2 / 3 + 0) / 2)
+    assert lb.loc["S1", "stderr"] == pytest.approx(pd.Series([2 / 3, 0.0]).std(ddof=1) / math.sqrt(2))
+    assert lb.loc["S1", "n_queries"] == 2 and lb.loc["S3", "n_queries"] == 1
+    assert list(lb.sort_values("rank").index) == ["S1", "S2", "S3"]
+    nc = cover_leaderboard(cover_per_query(GRADES, RANKINGS, threshold=4, depth=2), "ncover").set_index("run")
+    assert nc.loc["S1", "n_queries"] == 1  # q2's pool covers nothing: left out of n-cover
