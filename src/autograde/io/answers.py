@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograde.errors import Problems
 from autograde.ids import passage_id_for_text
-from autograde.io.text import iter_lines
+from autograde.io.text import iter_json_objects
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
@@ -81,17 +80,7 @@ def read_answers(path: str | Path, max_words: int = 400, problems: Problems | No
     out: list[AnswerPassage] = []
     seen: set[tuple[str, str]] = set()
     p = str(path)
-    for n, line in iter_lines(p, probs):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            probs.add(p, n, f"not valid JSON: {exc.msg}", "write one JSON object per line")
-            continue
-        if not isinstance(rec, dict):
-            probs.add(p, n, "expected a JSON object", "see the README for the answer formats")
-            continue
+    for n, rec in iter_json_objects(p, probs, "one JSON object per line; see the README for the answer formats"):
         if "answer" in rec and "topic_id" in rec:  # TREC RAG 24
             run = str(rec.get("run_id") or Path(p).stem)
             qid = str(rec["topic_id"])

@@ -18,7 +18,7 @@ import pandas as pd
 
 from autograde.errors import Problems
 from autograde.ids import item_id
-from autograde.io.text import atomic_write_text, iter_lines
+from autograde.io.text import atomic_write_text, iter_json_objects
 from autograde.log import logger
 
 BANK_COLUMNS = ["item_id", "query_id", "kind", "text", "gold_answers", "facet_id"]
@@ -63,16 +63,9 @@ def read_bank(path: str | Path, problems: Problems | None = None) -> Bank:
     bank = Bank()
     seen: set[str] = set()
     p = str(path)
-    for n, line in iter_lines(p, probs):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            probs.add(p, n, f"not valid JSON: {exc.msg} (column {exc.colno})",
-                      "each line must be one JSON object {query_id, items: [...]}; check quotes and commas")
-            continue
-        if not isinstance(rec, dict) or "query_id" not in rec or not isinstance(rec.get("items"), list):
+    fix = "each line must be one JSON object {query_id, items: [...]}; check quotes and commas"
+    for n, rec in iter_json_objects(p, probs, fix):
+        if "query_id" not in rec or not isinstance(rec.get("items"), list):
             probs.add(p, n, "expected an object with 'query_id' and a list 'items'", "see the workbench bank format")
             continue
         qid = str(rec["query_id"])

@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from autograde.errors import Problems
-from autograde.io.text import iter_lines
+from autograde.io.text import iter_json_objects, iter_lines
 
 ID_KEYS = ("doc_id", "docid", "id", "_id", "pid", "passage_id")
 TEXT_KEYS = ("text", "contents", "passage", "body")
+
+
+def _tsv_docs(path: str, probs: Problems) -> Iterator[tuple[int, str, str]]:
+    for n, line in iter_lines(path, probs):
+        if not line.strip():
+            continue
+        cols = line.split("\t", 1)
+        if len(cols) != 2:
+            probs.add(path, n, "expected 'doc_id<TAB>text'", "separate the id and the text by one tab")
+            continue
+        yield n, cols[0].strip(), cols[1]
+
+
+def _jsonl_docs(path: str, probs: Problems) -> Iterator[tuple[int, str, str]]:
+    for n, rec in iter_json_objects(path, probs, 'write one JSON object {"doc_id": ..., "text": ...} per line'):
+        id_key = next((k for k in ID_KEYS if k in rec), None)
+        text_key = next((k for k in TEXT_KEYS if k in rec), None)
+        if id_key is None or text_key is None:
+            probs.add(path, n, f"missing id or text key (have {sorted(rec)})",
+                      f"use one of {ID_KEYS} for the id and one of {TEXT_KEYS} for the text")
+            continue
+        text = str(rec[text_key])
+        if rec.get("title"):
+            text = f"{rec['title']}\n{text}"
+        yield n, str(rec[id_key]), text
 
 
 def read_corpus(paths: Iterable[str | Path], problems: Problems | None = None,
@@ -21,34 +45,8 @@ def read_corpus(paths: Iterable[str | Path], problems: Problems | None = None,
     out: dict[str, str] = {}
     for path in paths:
         p = str(path)
-        is_tsv = p.endswith((".tsv", ".tsv.gz"))
-        for n, line in iter_lines(p, probs):
-            if not line.strip():
-                continue
-            if is_tsv:
-                cols = line.split("\t", 1)
-                if len(cols) != 2:
-                    probs.add(p, n, "expected 'doc_id<TAB>text'", "separate the id and the text by one tab")
-                    continue
-                doc_id, text = cols[0].strip(), cols[1]
-            else:
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    probs.add(p, n, f"not valid JSON: {exc.msg}", "write one JSON object per line")
-                    continue
-                if not isinstance(rec, dict):
-                    probs.add(p, n, "expected a JSON object", 'write {"doc_id": ..., "text": ...}')
-                    continue
-                id_key = next((k for k in ID_KEYS if k in rec), None)
-                text_key = next((k for k in TEXT_KEYS if k in rec), None)
-                if id_key is None or text_key is None:
-                    probs.add(p, n, f"missing id or text key (have {sorted(rec)})",
-                              f"use one of {ID_KEYS} for the id and one of {TEXT_KEYS} for the text")
-                    continue
-                doc_id, text = str(rec[id_key]), str(rec[text_key])
-                if "title" in rec and rec["title"]:
-                    text = f"{rec['title']}\n{text}"
+        docs = _tsv_docs(p, probs) if p.endswith((".tsv", ".tsv.gz")) else _jsonl_docs(p, probs)
+        for n, doc_id, text in docs:
             if wanted is not None and doc_id not in wanted:
                 continue
             if not text.strip():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -40,6 +41,23 @@ def iter_lines(path: str | Path, problems: Problems) -> Iterator[tuple[int, str]
                 yield n, line.rstrip("\r\n")
         except (EOFError, OSError) as exc:
             problems.add(p, None, f"cannot read the whole file: {exc}", "the gzip file is truncated; recreate it")
+
+
+def iter_json_objects(path: str | Path, problems: Problems, fix: str = "write one JSON object per line"
+                      ) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, object)`` of a JSONL(.gz) file; blank lines are skipped, bad lines become problems."""
+    for n, line in iter_lines(path, problems):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.add(path, n, f"not valid JSON: {exc.msg} (column {exc.colno})", fix)
+            continue
+        if not isinstance(obj, dict):
+            problems.add(path, n, f"expected a JSON object, got {type(obj).__name__}", fix)
+            continue
+        yield n, obj
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autograde.errors import Problems
-from autograde.io.text import iter_lines
+from autograde.io.text import iter_json_objects
 from autograde.log import logger
 from autograde.metrics.config import GENERATION_METRICS, GenerationMetricsConfig
 from autograde.metrics.report import markdown_table
@@ -163,20 +163,7 @@ class GenerationData:
 
 def _read_jsonl(path: str | Path, problems: Problems) -> list[tuple[int, dict[str, Any]]]:
     """JSON objects of a JSONL file with their line numbers; bad lines become problems; blank lines skipped."""
-    records: list[tuple[int, dict[str, Any]]] = []
-    for n, line in iter_lines(path, problems):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.add(path, n, f"not valid JSON ({exc.msg} at column {exc.colno})", "write one JSON object per line")
-            continue
-        if not isinstance(obj, dict):
-            problems.add(path, n, f"expected a JSON object, got {type(obj).__name__}", "write one JSON object per line")
-            continue
-        records.append((n, obj))
-    return records
+    return list(iter_json_objects(path, problems))
 
 
 def _gold_list(value: Any, path: str | Path, n: int, key: str, problems: Problems) -> list[str] | None:
