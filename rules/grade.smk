@@ -12,8 +12,11 @@ rule grade:
     threads: 2
     resources:
         gpu=grade_resource("gpu"),
+        gpu_model=grade_resource("gpu_model"),
         mem_mb=grade_resource("mem_mb"),
         runtime=grade_resource("runtime"),
+    conda:
+        grade_resource("conda_env")
     log:
         "logs/grade/{grader}/{scatteritem}.log",
     benchmark:

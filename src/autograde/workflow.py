@@ -21,6 +21,8 @@ from autograde.io.queries import read_queries
 from autograde.log import logger, setup_logging
 
 GPU_BACKENDS = {"hf", "vllm"}
+ENVS_DIR = Path(__file__).resolve().parents[2] / "envs"
+"""The workflow's conda environment files (``--sdm conda``)."""
 
 
 @dataclass
@@ -53,6 +55,10 @@ class WorkflowContext:
     def qrels_variants(self) -> list[str]:
         return [f"{m}-{t}" for m in self.config.qrels.modes for t in self.config.qrels.thresholds]
 
+    def cover_thresholds(self) -> list[int]:
+        c = self.config.cover
+        return [] if not c.enabled else list(c.thresholds if c.thresholds is not None else self.config.qrels.thresholds)
+
     def measures(self) -> list[str]:
         return list(self.config.evaluation.measures)
 
@@ -72,16 +78,34 @@ class WorkflowContext:
         return shard_digest(self.config, grader, scatteritem, self.queries, self.items[grader])
 
     def grader_resources(self, grader: str) -> dict[str, Any]:
-        """Per-rule resources of a grading job: GPU backends ask for one GPU."""
+        """Per-job resources of a grading job (rule ``grade``), by backend.
+
+        hf/vllm graders (unless ``options.device: cpu``) ask for one GPU (``gpu=1`` becomes ``--gpus=1`` with the
+        SLURM executor; ``gpu_model`` from ``$AUTOGRADE_GPU_MODEL`` makes it ``--gpus=<model>:1``), host memory
+        for loading the weights and a long runtime (minutes). The embedded CPU grader and the openai backend
+        (network-bound) ask for no GPU. CPUs come from the rule's threads (``--cpus-per-task``). Override any of
+        them per run with ``--set-resources grade:mem_mb=...``. ``conda_env`` is the software environment of the
+        job under ``--sdm conda``: ``envs/vllm.yaml`` for vllm, ``envs/hf.yaml`` (torch, transformers, openai)
+        for the other backends.
+        """
+        from autograde.doctor import needs_gpu
+
         g = self.config.grader(grader)
-        if g.backend in GPU_BACKENDS and g.options.get("device", "auto") != "cpu":
-            return {"gpu": 1, "mem_mb": 32000, "runtime": 240}
-        return {"gpu": 0, "mem_mb": 4000, "runtime": 60}
+        env = ENVS_DIR / ("vllm.yaml" if g.backend == "vllm" else "hf.yaml")
+        conda_env = str(env) if env.exists() else None
+        if needs_gpu(g):
+            return {"gpu": 1, "gpu_model": os.environ.get("AUTOGRADE_GPU_MODEL") or None, "mem_mb": 32000,
+                    "runtime": 240, "conda_env": conda_env}
+        if g.backend == "openai":
+            return {"gpu": 0, "gpu_model": None, "mem_mb": 2000, "runtime": 240, "conda_env": conda_env}
+        return {"gpu": 0, "gpu_model": None, "mem_mb": 4000, "runtime": 60, "conda_env": conda_env}
 
     def leaderboard_files(self) -> list[str]:
         r = self.results
         out = [f"{r}/leaderboards/{g}/{v}/{m}.tsv" for g in self.grader_names() for v in self.qrels_variants()
                for m in self.measures()]
+        out += [f"{r}/leaderboards/{g}/cover-{t}/{m}.tsv" for g in self.grader_names()
+                for t in self.cover_thresholds() for m in ("cover", "ncover")]
         if self.config.data.qrels:
             out += [f"{r}/leaderboards/human/{m}.tsv" for m in self.measures()]
         return out
