@@ -37,6 +37,12 @@ def shard_digest(wildcards):
     return CTX.shard_digest(wildcards.grader, wildcards.scatteritem)
 
 
+def shard_digests(wildcards):
+    # every shard's digest at the scatter count in use (--set-scatter respected): merge_grades reruns on any
+    # bank/grader change and refuses a shard whose output is older than its digest
+    return {item: CTX.shard_digest(wildcards.grader, item) for item in scatter.grade("{scatteritem}")}
+
+
 def grade_resource(name):
     def get(wildcards):
         return CTX.grader_resources(wildcards.grader)[name]

@@ -34,6 +34,8 @@ rule merge_grades:
         grades=f"{R}/grades/{{grader}}.parquet",
         stats=f"{R}/grades/{{grader}}.stats.json",
         failures=f"{R}/grades/{{grader}}.failures.jsonl",
+    params:
+        digests=shard_digests,
     log:
         "logs/merge_grades/{grader}.log",
     group:

@@ -14,4 +14,4 @@ except GPUUnavailableError as exc:
 out = snakemake.output  # noqa: F821
 run_grade(config, snakemake.wildcards.grader, snakemake.input.pool, snakemake.input.queries,  # noqa: F821
           out.grades, out.stats, out.failures, shard=snakemake.wildcards.scatteritem,  # noqa: F821
-          threads=snakemake.threads)  # noqa: F821
+          threads=snakemake.threads, digest=snakemake.params.digest)  # noqa: F821

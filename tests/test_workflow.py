@@ -70,6 +70,21 @@ def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     assert stats["cached"] == stats["pairs"] - n_q2
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(snakemake(wd, "-n"))
 
+    # A shard whose job failed after an edit keeps its old output but loses its Snakemake metadata, so
+    # Snakemake would not regrade it: merge_grades (rerun by its digest params) must refuse the stale shard.
+    bank.write_text(bank.read_text().replace("When exactly do spring tides occur?", "When do spring tides occur?"))
+    shard_out = f"results/grades/sim/shards/{shard}-of-2.parquet"
+    subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile",
+                    str(wd / "config.yaml"), "--cleanup-metadata", shard_out], check=True, capture_output=True)
+    stale = snakemake(wd)
+    if stale.returncode == 0:  # this Snakemake version regraded the shard after all: the result must be fresh
+        assert json.loads((r / f"grades/sim/shards/{shard}-of-2.stats.json").read_text())["digest"] != stats["digest"]
+    else:
+        assert "graded for an older test bank or grader config" in stale.stdout + stale.stderr
+        assert "snakemake -R grade" in stale.stdout + stale.stderr
+        fixed = snakemake(wd, "-R", "grade")
+        assert fixed.returncode == 0, fixed.stderr[-3000:]
+
 
 def test_bad_bank_fails_before_any_job(mini: Path) -> None:
     wd = mini.parent

@@ -76,7 +76,7 @@ def run_pool(config: Config, ingest_dir: str | Path, pool_path: str | Path, shar
 
 def run_grade(config: Config, grader_name: str, pool_path: str | Path, queries_path: str | Path,
               grades_path: str | Path, stats_path: str | Path, failures_path: str | Path, shard: str = "",
-              threads: int | None = None) -> dict:
+              threads: int | None = None, digest: str | None = None) -> dict:
     """Grade one pool shard with one grader; returns the shard's stats."""
     if threads:
         os.environ["AUTOGRADE_THREADS"] = str(threads)
@@ -91,14 +91,33 @@ def run_grade(config: Config, grader_name: str, pool_path: str | Path, queries_p
         outcome = grade_requests(requests, grader, cfg, config.grading.cache_dir, config.grading.batch_size)
     finally:
         grader.close()
+    if digest:
+        outcome.stats["digest"] = digest  # what the shard was graded for (checked by run_merge)
     write_outcome(outcome, grades_path, stats_path, failures_path, shard)
     logger.info("grader %s shard %s: %s", grader_name, shard or "-", json.dumps(outcome.stats, sort_keys=True))
     return outcome.stats
 
 
+def check_shard_digests(shard_stats: list[str], expected: dict[str, str]) -> None:
+    """Refuse shards graded for an older bank or grader config (a job that failed or was cancelled after an
+    edit leaves its old output behind without Snakemake metadata, so Snakemake would not rerun it)."""
+    probs = Problems()
+    for path in shard_stats:
+        st = json.loads(Path(path).read_text())
+        want = expected.get(st.get("shard", ""))
+        if want is not None and st.get("digest") != want:
+            grades = str(path).replace(".stats.json", ".parquet")
+            probs.add(grades, None, "graded for an older test bank or grader config",
+                      f"regrade it: snakemake -R grade (cached pairs are reused), or delete {grades}")
+    probs.raise_if_any()
+
+
 def run_merge(shard_grades: list[str], shard_stats: list[str], shard_failures: list[str],
-              grades_path: str | Path, stats_path: str | Path, failures_path: str | Path) -> None:
+              grades_path: str | Path, stats_path: str | Path, failures_path: str | Path,
+              expected_digests: dict[str, str] | None = None) -> None:
     """Concatenate shard outputs (grades sorted, stats summed with the per-shard list kept)."""
+    if expected_digests:
+        check_shard_digests(shard_stats, expected_digests)
     frames = [read_table(p) for p in shard_grades]
     grades = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     write_table(grades_path, grades, ["query_id", "passage_id", "item_id"])
