@@ -16,7 +16,7 @@ from autograde.io.answers import read_answers, split_answer
 from autograde.io.bank import read_bank, write_bank
 from autograde.io.corpus import read_corpus
 from autograde.io.queries import read_queries
-from autograde.io.trec import read_qrels, read_run, trec_order
+from autograde.io.trec import read_qrels, read_run, trec_order, write_run
 
 
 def test_run_any_whitespace_and_trec_order(tmp_path: Path) -> None:
@@ -26,6 +26,14 @@ def test_run_any_whitespace_and_trec_order(tmp_path: Path) -> None:
     assert run == {"d1": 1.0, "d2": 1.0, "d3": 3.0}
     # trec_eval: score descending, then doc id descending
     assert trec_order(run) == ["d3", "d2", "d1"]
+
+
+def test_write_run_round_trip(tmp_path: Path) -> None:
+    run = {"q1": {"a": 1.5, "b": 2.5, "c": 2.5}}
+    write_run(tmp_path / "out.run", run, "mine")
+    lines = (tmp_path / "out.run").read_text().splitlines()
+    assert [ln.split()[2] for ln in lines] == ["c", "b", "a"] and lines[0].split()[3] == "1"
+    assert read_run(tmp_path / "out.run").runs == {"mine": run}
 
 
 def test_run_errors_name_file_and_line(tmp_path: Path) -> None:

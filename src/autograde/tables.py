@@ -33,9 +33,3 @@ def write_table(path: str | Path, df: pd.DataFrame, sort_by: list[str] | None = 
 
 def read_table(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     return pq.read_table(path, columns=columns).to_pandas()
-
-
-def table_metadata(path: str | Path) -> dict[str, Any]:
-    meta = pq.read_schema(path).metadata or {}
-    raw = meta.get(b"autograde")
-    return json.loads(raw) if raw else {}

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograde.grading.base import GradeRequest, GradeResult
+from autograde.grading.base import GradeResult
 from autograde.ids import canonical_json, content_hash
 from autograde.io.text import atomic_write_text
 from autograde.log import logger
@@ -95,9 +95,3 @@ def result_from_record(rec: dict[str, Any]) -> GradeResult:
     fields = {f: rec.get(f) for f in RESULT_FIELDS}
     fields["extra"] = fields["extra"] or {}
     return GradeResult(**fields)
-
-
-def request_key(grader_render: Any, request: GradeRequest, identity: dict[str, Any]) -> tuple[str, str]:
-    """(rendered input, cache key) of one request."""
-    rendered = grader_render(request)
-    return rendered, cache_key(rendered, identity)
