@@ -5,9 +5,7 @@ from autograde.workflow import run_rule
 def stage(config, sm):
     from autograde.rubric.config import CalibratedQrelsConfig
     from autograde.rubric.relevance import run_calibrate_qrels
-    from autograde.rubric.stages import set_torch_threads
 
-    set_torch_threads(sm.threads)
     o = sm.output
     run_calibrate_qrels(CalibratedQrelsConfig.model_validate(sm.params.calibrated), o.qrels, o.report, o.md, o.table)
 

@@ -4,9 +4,8 @@ from autograde.workflow import run_rule
 
 def stage(config, sm):
     from autograde.rubric.config import RubricConfig
-    from autograde.rubric.stages import run_evaluate, set_torch_threads
+    from autograde.rubric.stages import run_evaluate
 
-    set_torch_threads(sm.threads)
     o = sm.output
     run_evaluate(RubricConfig.model_validate(sm.params.rubric), o.report, o.md, o.predictions, o.svg)
 

@@ -4,9 +4,8 @@ from autograde.workflow import run_rule
 
 def stage(config, sm):
     from autograde.rubric.config import RubricConfig
-    from autograde.rubric.stages import run_fit, set_torch_threads
+    from autograde.rubric.stages import run_fit
 
-    set_torch_threads(sm.threads)
     run_fit(RubricConfig.model_validate(sm.params.rubric), sm.output.model, sm.output.report)
 
 

@@ -3,9 +3,8 @@ from autograde.workflow import run_rule
 
 
 def stage(config, sm):
-    from autograde.rubric.stages import run_predict, set_torch_threads
+    from autograde.rubric.stages import run_predict
 
-    set_torch_threads(sm.threads)
     run_predict(sm.input.model, sm.input.rubric, sm.input.llm, sm.output.predictions, None, sm.params.llm_format)
 
 

@@ -220,14 +220,15 @@ def _model_for_path(loc: tuple[Any, ...], root: type[BaseModel] = Config) -> typ
     return model
 
 
-def error_lines(exc: ValidationError, root: type[BaseModel] = Config, prefix: tuple[Any, ...] = (),
+def error_lines(exc: ValidationError | list[Any], root: type[BaseModel] = Config, prefix: tuple[Any, ...] = (),
                 key_lines: dict[tuple[Any, ...], int] | None = None) -> list[str]:
     """One ``[line N: ]key.path: problem`` line per error; unknown keys list the valid keys and a close match.
 
-    ``key_lines`` maps key paths to their line in the YAML file (the line of the nearest enclosing key is used).
+    ``exc`` is a validation error or a subset of its ``errors()``. ``key_lines`` maps key paths to their line in
+    the YAML file (the line of the nearest enclosing key is used).
     """
     lines = []
-    for err in exc.errors():
+    for err in (exc.errors() if isinstance(exc, ValidationError) else exc):
         loc = tuple(err["loc"])
         full = (*prefix, *loc)
         path = ".".join(str(p) for p in full) or "(top level)"

@@ -32,6 +32,20 @@ class AutogradeError(Exception):
     """Base of the errors a user can fix: printed as a message, never as a traceback."""
 
 
+class UnknownNameError(AutogradeError, KeyError):
+    """A name the user gave (prompt class, measure, grader, query, source) that is not known; lists the valid ones.
+
+    A ``KeyError`` for code that looks names up, but printed as its message (not quoted like a ``KeyError``).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidValueError(AutogradeError, ValueError):
+    """A value the user gave (an option, a prompt definition, a file's content) that cannot be used as it is."""
+
+
 class ConfigError(AutogradeError, ValueError):
     """The experiment config is invalid; the message lists every problem with its key path."""
 

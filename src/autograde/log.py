@@ -12,11 +12,29 @@ T = TypeVar("T")
 logger = logging.getLogger("autograde")
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of the record (not the stream seen at setup), so a
+    redirected or captured stderr gets the messages."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
 def setup_logging(level: int = logging.INFO) -> None:
     """Configure the package logger once (stderr, one line per record)."""
     if logger.handlers:
+        if level < logger.level:
+            logger.setLevel(level)
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s autograde: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(level)

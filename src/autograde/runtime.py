@@ -23,14 +23,33 @@ GPU_BACKENDS = frozenset({"hf", "vllm"})
 """Backends that run a model on this machine and want a GPU unless ``options.device`` is ``cpu``."""
 
 
-def set_threads(threads: int | None) -> None:
-    """Give torch and BLAS the job's thread count (Snakemake ``threads``), and passive OpenMP waits.
+THREADS_ENV = "AUTOGRADE_THREADS"
+"""The job's thread count, for processes this one starts (the vLLM environment's grading process)."""
 
-    With two jobs sharing two cores, busy-waiting OpenMP threads make torch orders of magnitude slower.
+
+def set_threads(threads: int | None) -> int | None:
+    """Give torch, OpenMP and BLAS the job's thread count (Snakemake ``threads``), with passive OpenMP waits.
+
+    The one thread control of every model-running stage (grading, bank generation, the rubric network): it sets
+    the environment for libraries not loaded yet and calls ``torch.set_num_threads`` when torch is importable.
+    ``None`` keeps a count set earlier in this process (``$AUTOGRADE_THREADS``), else changes nothing. With two
+    jobs sharing two cores, busy-waiting OpenMP threads made torch hundreds of times slower (NOTES.md).
+    Returns the count in force.
     """
-    if threads:
-        os.environ["AUTOGRADE_THREADS"] = str(threads)
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if not threads:
+        threads = int(os.environ.get(THREADS_ENV, "0") or 0) or None
+    if not threads:
+        return None
+    os.environ[THREADS_ENV] = str(threads)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    return threads
 
 
 

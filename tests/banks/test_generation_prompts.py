@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import shared_seed
 
-from autograde.cli_grading import register
+from autograde.cli.prompts import register
 from autograde.grading.prompts import (
     NUGGET_JSON_INSTRUCTION,
     QUESTION_JSON_INSTRUCTION,

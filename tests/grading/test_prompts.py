@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import shared_seed
 
-from autograde.cli_grading import register
+from autograde.cli.prompts import register
 from autograde.grading.base import GradeRequest
 from autograde.grading.prompts import (
     PromptClass,
@@ -231,5 +231,7 @@ def test_cli_lists_every_prompt_class(tmp_path: Path, capsys: pytest.CaptureFixt
     args = parser.parse_args(["prompts", "--show", "Thomas"])
     assert args.func(args) == 0
     assert "2 = highly relevant, very helpful for this query" in capsys.readouterr().out
-    args = parser.parse_args(["prompts", "--show", "Nope"])
-    assert args.func(args) == 2
+    from autograde.cli import main
+
+    assert main(["prompts", "--show", "Nope"]) == 2
+    assert "unknown prompt class 'Nope'" in capsys.readouterr().err

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
@@ -84,12 +83,9 @@ def test_single_category_gives_nan_kappa_not_an_error() -> None:
 
 
 def _agreement_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    from autograde.cli_reports import register
+    from autograde.cli import main
 
-    parser = argparse.ArgumentParser(prog="autograde")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    rc = args.func(args)
+    rc = main(argv)
     return rc, capsys.readouterr().out
 
 

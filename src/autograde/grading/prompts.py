@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from autograde.errors import UnknownNameError
 from autograde.ids import content_hash
 
 if TYPE_CHECKING:
@@ -715,14 +716,14 @@ def get_prompt(name: str) -> PromptClass:
 
         close = difflib.get_close_matches(base, list(_REGISTRY), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise KeyError(
+        raise UnknownNameError(
             f"unknown prompt class {base!r}{hint} registered: {', '.join(sorted(_REGISTRY))} "
             "(custom prompts: load their YAML file, see `autograde prompts --custom FILE`)"
         )
     versions = _REGISTRY[base]
     version = version or _DEFAULT_VERSION[base]
     if version not in versions:
-        raise KeyError(f"prompt class {base!r} has no version {version!r}; versions: {', '.join(sorted(versions))}")
+        raise UnknownNameError(f"prompt class {base!r} has no version {version!r}; versions: {', '.join(sorted(versions))}")
     return versions[version]
 
 

@@ -215,12 +215,13 @@ def leaderboard_sources(results: str | Path, graders: Mapping[str, tuple[Sequenc
     return out
 
 
-def config_leaderboard_sources(config: Any) -> list[dict[str, str]]:
-    """:func:`leaderboard_sources` of an experiment config."""
+def config_leaderboard_sources(config: Any, results: str | Path | None = None) -> list[dict[str, str]]:
+    """:func:`leaderboard_sources` of an experiment config (under ``results``, default its ``results_dir``)."""
     graders = {}
     for g in config.graders:
         graders[g.name] = (config.qrels_variants_of(g.name), config.cover_thresholds_of(g.name))
-    return leaderboard_sources(config.results_dir, graders, list(config.evaluation.measures), bool(config.data.qrels))
+    return leaderboard_sources(results or config.results_dir, graders, list(config.evaluation.measures),
+                               bool(config.data.qrels))
 
 
 def _per_query(path: str, measure: str, column: str, cache: dict[str, pd.DataFrame]) -> pd.DataFrame:

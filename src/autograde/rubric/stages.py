@@ -43,7 +43,6 @@ __all__ = [
     "run_evaluate",
     "run_fit",
     "run_predict",
-    "set_torch_threads",
 ]
 
 
@@ -264,14 +263,6 @@ def rubric_targets(config: Any) -> list[str]:
     if calibrated is not None:
         out += list(calibrated_qrels_files(results, calibrated).values())
     return out
-
-
-def set_torch_threads(threads: int | None) -> None:
-    """The job's thread count for torch (Snakemake ``threads``; the rubric rules use 1)."""
-    if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
 
 
 def rubric_inputs(cfg: RubricConfig) -> dict[str, str]:

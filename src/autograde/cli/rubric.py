@@ -20,57 +20,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
+from autograde.cli.common import add_command, read_section, validate_section
+
 __all__ = ["register"]
-
-
-def _section(path: str | None, key: str) -> dict[str, Any]:
-    """The ``key:`` mapping of a YAML config (empty without a config)."""
-    if not path:
-        return {}
-    import yaml
-
-    from autograde.errors import Problems
-
-    problems = Problems()
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        problems.add(path, None, "config file not found", "check the --config path")
-        problems.raise_if_any()
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problems.add(path, mark.line + 1 if mark else None, f"not valid YAML: {exc}", "fix the YAML syntax")
-        problems.raise_if_any()
-    if not isinstance(raw, dict) or not isinstance(raw.get(key, {}), dict):
-        problems.add(path, None, f"'{key}' must be a mapping", f"see config/rubric/example.yaml for the '{key}:' section")
-        problems.raise_if_any()
-    return dict(raw.get(key) or {})
-
-
-def _validated(model: Any, raw: dict[str, Any], source: str, key: str) -> Any:
-    """A validated config section; pydantic errors become one InputError listing every field."""
-    from pydantic import ValidationError
-
-    from autograde.errors import Problems
-
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        problems = Problems()
-        for err in exc.errors():
-            loc = ".".join(str(x) for x in err["loc"])
-            problems.add(source, None, f"{key}.{loc}: {err['msg']}" if loc else f"{key}: {err['msg']}",
-                         "see the field descriptions in autograde.rubric.config")
-        problems.raise_if_any()
 
 
 def _rubric_config(args: argparse.Namespace) -> Any:
     from autograde.rubric.config import RubricConfig
 
-    raw = _section(args.config, "rubric")
+    raw = read_section(args.config, "rubric")
     for key in ("rubric", "llm", "human", "texts", "seed"):
         value = getattr(args, key, None)
         if value is not None:
@@ -82,14 +42,13 @@ def _rubric_config(args: argparse.Namespace) -> Any:
     if getattr(args, "folds", None):
         raw["evaluation"] = {**raw.get("evaluation", {}), "folds": args.folds}
     raw["enabled"] = True
-    return _validated(RubricConfig, raw, args.config or "command line", "rubric")
+    return validate_section(RubricConfig, raw, args.config, "rubric")
 
 
 def _threads(args: argparse.Namespace) -> None:
-    if getattr(args, "threads", None):
-        import torch
+    from autograde.runtime import set_threads
 
-        torch.set_num_threads(args.threads)
+    set_threads(getattr(args, "threads", None))
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -106,7 +65,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from autograde.rubric.stages import run_predict
 
     _threads(args)
-    cfg = _section(args.config, "rubric")
+    cfg = read_section(args.config, "rubric")
     rubric = args.rubric or cfg.get("rubric") or "config/rubric/dialogue.yaml"
     run_predict(args.model, rubric, args.llm, args.out, args.judge, args.llm_format)
     return 0
@@ -131,7 +90,7 @@ def cmd_calibrate_qrels(args: argparse.Namespace) -> int:
     from autograde.rubric.relevance import markdown_report, run_calibrate_qrels
 
     _threads(args)
-    raw = _section(args.config, "calibrated_qrels")
+    raw = read_section(args.config, "calibrated_qrels")
     if args.source:
         raw["sources"] = args.source
     for key in ("judgments", "seed", "folds", "output"):
@@ -139,7 +98,7 @@ def cmd_calibrate_qrels(args: argparse.Namespace) -> int:
         if value is not None:
             raw[key] = value
     raw["enabled"] = True
-    cfg = _validated(CalibratedQrelsConfig, raw, args.config or "command line", "calibrated_qrels")
+    cfg = validate_section(CalibratedQrelsConfig, raw, args.config, "calibrated_qrels")
     report = run_calibrate_qrels(cfg, args.out, args.report, args.md, args.table)
     if not args.quiet:
         sys.stdout.write(markdown_report(report))
@@ -158,10 +117,11 @@ def _inputs(p: argparse.ArgumentParser) -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``rubric`` with its ``fit``, ``predict``, ``evaluate`` and ``calibrate-qrels`` subcommands."""
     p = subparsers.add_parser("rubric", help="LLM-RUBRIC: judge-personalized calibration network",
-                              description=__doc__.split("\n")[0])
+                              description="LLM-RUBRIC's judge-personalized calibration network, and calibrated "
+                              "relevance labels from several graders.")
     sub = p.add_subparsers(dest="rubric_command", required=True)
 
-    f = sub.add_parser("fit", help="fit the network on all annotations; save the model")
+    f = add_command(sub, "fit", "fit the network on all annotations; save the model")
     _inputs(f)
     f.add_argument("--seed", type=int, help="seed of the fit (default 0)")
     f.add_argument("--select", action="store_true", help="select hyperparameters by grouped k-fold CV first")
@@ -169,7 +129,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--report", required=True, help="output JSON: hyperparameters, selection table, epochs, notes")
     f.set_defaults(func=cmd_fit)
 
-    r = sub.add_parser("predict", help="each judge's distribution and expected answer for new texts")
+    r = add_command(sub, "predict", "each judge's distribution and expected answer for new texts")
     r.add_argument("--config", help="YAML config (its rubric.rubric is the default --rubric)")
     r.add_argument("--model", required=True, help="model written by 'rubric fit'")
     r.add_argument("--rubric", help="the rubric the model was fitted with")
@@ -182,7 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--threads", type=int, help="torch threads")
     r.set_defaults(func=cmd_predict)
 
-    e = sub.add_parser("evaluate", help="cross-validated network and baselines over seeds")
+    e = add_command(sub, "evaluate", "cross-validated network and baselines over seeds")
     _inputs(e)
     e.add_argument("--seeds", type=int, nargs="+", help="seeds (default: 0..9)")
     e.add_argument("--folds", type=int, help="outer folds grouped by text (default 5)")
@@ -194,7 +154,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--quiet", action="store_true", help="do not print the tables")
     e.set_defaults(func=cmd_evaluate)
 
-    c = sub.add_parser("calibrate-qrels", help="calibrated qrels from several graders, cross-validated by query")
+    c = add_command(sub, "calibrate-qrels", "calibrated qrels from several graders, cross-validated by query")
     c.add_argument("--config", help="YAML config whose 'calibrated_qrels:' section gives the defaults")
     c.add_argument("--source", action="append", help="a grader's qrels or grades parquet (repeatable)")
     c.add_argument("--judgments", help="human qrels (the main task)")

@@ -16,35 +16,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
+from autograde.cli.common import override
+from autograde.errors import AutogradeError
 from autograde.log import logger
 
 __all__ = ["register"]
 
 
 def _load_metrics_config(path: str | None) -> Any:
-    """The ``metrics:`` section of a YAML config (or the defaults)."""
+    """The ``metrics:`` section of a YAML config (or the defaults), read and validated like every config."""
+    from autograde.cli.common import section_config
     from autograde.metrics.config import MetricsConfig
 
-    if not path:
-        return MetricsConfig()
-    import yaml
-
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"{path}: cannot read the config: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ValueError(f"{path}: the config must be a mapping")
-    return MetricsConfig.model_validate(raw.get("metrics") or {})
-
-
-def _override(section: Any, **values: Any) -> Any:
-    """A validated copy of a config section with the options given on the command line."""
-    given = {k: v for k, v in values.items() if v is not None}
-    return type(section).model_validate({**section.model_dump(), **given})
+    return section_config(MetricsConfig, path, "metrics")
 
 
 def _write_outputs(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> None:
@@ -61,26 +47,11 @@ def _write_outputs(args: argparse.Namespace, doc: dict[str, Any], markdown: str)
 
 
 def _retrieval_cfg(args: argparse.Namespace, base: Any) -> Any:
-    return _override(base, metrics=args.metrics, cutoffs=args.cutoffs, extra_measures=args.extra_measure,
+    return override(base, metrics=args.metrics, cutoffs=args.cutoffs, extra_measures=args.extra_measure,
                      relevance_level=args.relevance_level, missing_queries=args.missing_queries,
                      mrr_cutoff=args.mrr_cutoff, per_query=False if args.no_per_query else None)
 
 
-def _guard(func: Any) -> Any:
-    """Input and option errors -> a logged message naming file and line, exit code 2."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return int(func(args))
-        except ValueError as exc:  # InputError and pydantic's ValidationError are ValueErrors
-            logger.error("%s", exc)
-            return 2
-
-    run.__doc__ = func.__doc__
-    return run
-
-
-@_guard
 def cmd_retrieval(args: argparse.Namespace) -> int:
     """Evaluate one or more runs against qrels."""
     from autograde.metrics.report import result_document
@@ -99,11 +70,10 @@ def _one_run(path: str) -> tuple[str, dict[str, dict[str, float]]]:
 
     runs, _ = load_runs([path])
     if len(runs) != 1:
-        raise ValueError(f"{path}: holds {len(runs)} runs ({', '.join(runs)}); give a file with one run tag")
+        raise AutogradeError(f"{path}: holds {len(runs)} runs ({', '.join(runs)}); give a file with one run tag")
     return next(iter(runs.items()))
 
 
-@_guard
 def cmd_significance(args: argparse.Namespace) -> int:
     """Paired permutation test between two runs (--run-a/--run-b) or many (--run, optional --baseline)."""
     from autograde.metrics.report import markdown_table, result_document
@@ -112,15 +82,15 @@ def cmd_significance(args: argparse.Namespace) -> int:
 
     mcfg = _load_metrics_config(args.config)
     rcfg = _retrieval_cfg(args, mcfg.retrieval)
-    scfg = _override(mcfg.significance, baseline=args.baseline, n_resamples=args.n_resamples, seed=args.seed,
+    scfg = override(mcfg.significance, baseline=args.baseline, n_resamples=args.n_resamples, seed=args.seed,
                      alpha=args.alpha, correction=args.correction, p_value_variant=args.p_value_variant,
                      t_test=True if args.t_test else None, bootstrap=True if args.bootstrap else None,
                      confidence=args.confidence)
     pair_mode = args.run_a is not None or args.run_b is not None
     if pair_mode and (args.run_a is None or args.run_b is None or args.run):
-        raise ValueError("give both --run-a and --run-b (and no --run), or two or more --run")
+        raise AutogradeError("give both --run-a and --run-b (and no --run), or two or more --run")
     if not pair_mode and len(args.run or []) < 2:
-        raise ValueError("give --run-a A --run-b B, or at least two --run files")
+        raise AutogradeError("give --run-a A --run-b B, or at least two --run files")
     qrels = load_qrels(args.qrels)
     options = {"retrieval": rcfg.model_dump(exclude={"per_query"}),
                "significance": scfg.model_dump(exclude={"baseline"} if pair_mode else set()),
@@ -154,13 +124,12 @@ def cmd_significance(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
 def cmd_generation(args: argparse.Namespace) -> int:
     """EM, Acc, StringEM, CoverEM, F1 and ROUGE of predictions against gold answers (JSONL)."""
     from autograde.metrics.generation import evaluate_generation, generation_markdown, read_generation_data
     from autograde.metrics.report import result_document
 
-    gcfg = _override(_load_metrics_config(args.config).generation, gold_key=args.gold_key, pred_key=args.pred_key,
+    gcfg = override(_load_metrics_config(args.config).generation, gold_key=args.gold_key, pred_key=args.pred_key,
                      metrics=args.metrics, rouge_tokenizer=args.rouge_tokenizer,
                      empty_reference=args.empty_reference)
     data = read_generation_data(args.data, gcfg.gold_key, gcfg.pred_key, args.predictions)
@@ -194,7 +163,8 @@ def _retrieval_options(p: argparse.ArgumentParser) -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``metrics`` with its ``retrieval``, ``generation`` and ``significance`` subcommands."""
     p = subparsers.add_parser("metrics", help="evaluation-server metrics: retrieval, generation, significance",
-                              description=__doc__.split("\n")[0])
+                              description="Retrieval measures, generation metrics and significance tests of the "
+                              "evaluation server, as commands.")
     sub = p.add_subparsers(dest="metrics_command", required=True)
 
     r = sub.add_parser("retrieval", help="trec_eval measures of runs (mrr, map, ndcg@k, P@k, recall@k)")

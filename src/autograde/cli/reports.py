@@ -19,32 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograde.cli.common import add_experiment_argument, load_experiment
+from autograde.errors import AutogradeError
+from autograde.layout import Layout
 from autograde.log import logger
 
 __all__ = ["register"]
 
 
-def _load_config(path: str) -> Any:
-    from autograde.experiment import load_config
-
-    return load_config(path)
-
-
-def _guard(func: Any) -> Any:
-    """User errors (bad input, bad config, missing files) -> one logged message, exit status 2."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return int(func(args))
-        except (ValueError, FileNotFoundError, KeyError) as exc:  # InputError / ConfigError are ValueErrors
-            logger.error("%s", exc)
-            return 2
-
-    run.__doc__ = func.__doc__
-    return run
-
-
-@_guard
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Table 5 of seed 000 for one or more label qrels (A) against reference judgments (B)."""
     from autograde.errors import Problems
@@ -80,7 +62,6 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
 def cmd_report(args: argparse.Namespace) -> int:
     """Per-grader reports (and the correlation report) from the results folder."""
     from autograde.reports.stages import (
@@ -92,31 +73,37 @@ def cmd_report(args: argparse.Namespace) -> int:
         run_report_correlation,
     )
 
-    config = _load_config(args.config)
+    config = load_experiment(args)
     rc = reports_config(config)
-    r = args.results or config.results_dir
+    r = _results_folder(args.results or config.results_dir)
+    lay = Layout.of(r)
     graders = args.grader or [g.name for g in config.graders]
     for g in graders:
         spec = grader_report_spec(config, g)
-        evaluations = {v: f"{r}/eval/{g}/{v}.parquet" for v in spec.variants}
-        run_grader_reports(spec, rc, f"{r}/grades/{g}.parquet", f"{r}/ingest/judgments.parquet",
-                           f"{r}/ingest/rankings.parquet", f"{r}/ingest/queries.parquet", evaluations,
-                           grader_report_files(r, g))
+        evaluations = {v: lay.evaluation(g, v) for v in spec.variants}
+        run_grader_reports(spec, rc, lay.grades(g), lay.ingest("judgments"), lay.ingest("rankings"),
+                           lay.ingest("queries"), evaluations, grader_report_files(r, g))
     if not args.no_correlation and config.data.official_leaderboard:
-        sources = [s for s in config_leaderboard_sources(config) if s["grader"] in graders or s["grader"] == "human"]
-        sources = [{**s, "path": s["path"].replace(f"{config.results_dir}/", f"{r}/", 1)} for s in sources]
-        run_report_correlation(rc, sources, config.data.official_leaderboard, f"{r}/reports/correlation.tsv", r)
+        sources = [s for s in config_leaderboard_sources(config, r) if s["grader"] in graders or s["grader"] == "human"]
+        run_report_correlation(rc, sources, config.data.official_leaderboard, lay.reports("correlation.tsv"), r)
     return 0
 
 
-@_guard
+def _results_folder(path: str) -> str:
+    """``path`` if it is a results folder the workflow (or the stage commands) wrote, else a clear error."""
+    if not Path(path).is_dir():
+        raise AutogradeError(f"{path}: no such results folder (fix: run the workflow first (make example, or "
+                             "snakemake), or name the folder with --results)")
+    return path
+
+
 def cmd_site(args: argparse.Namespace) -> int:
     """The static review site from the results folder."""
     from autograde.reports.config import ReportsConfig
     from autograde.reports.stages import reports_config, run_site
 
     if args.config:
-        config = _load_config(args.config)
+        config = load_experiment(args)
         rc = reports_config(config)
         results = args.results or config.results_dir
         official = config.data.official_leaderboard
@@ -125,7 +112,8 @@ def cmd_site(args: argparse.Namespace) -> int:
     else:
         rc, results, official, level, graders = ReportsConfig(), args.results or "results", args.official, \
             args.relevant_level, args.grader or None
-    out = args.out or f"{results}/site"
+    results = _results_folder(results)
+    out = args.out or Layout.of(results).site
     stats = run_site(rc, results, out, graders, official, level)
     print(f"{out}/index.html: {stats['pages']} pages, {stats['bytes'] / 1e6:.1f} MB, {stats['seconds']} s")
     return 0
@@ -156,7 +144,7 @@ def register(subparsers: Any) -> None:
         "and the correlation report, from the results folder",
         description="Write results/reports/<grader>/ and results/reports/correlation.tsv (+ plots) from the "
         "workflow's results (grades, evaluations, leaderboards).")
-    p.add_argument("--config", default="config/experiments/example.yaml", help="experiment config (default: %(default)s)")
+    add_experiment_argument(p)
     p.add_argument("--grader", action="append", help="only this grader (repeatable; default: all)")
     p.add_argument("--results", help="results folder (default: the config's results_dir)")
     p.add_argument("--no-correlation", action="store_true", help="skip the correlation report")

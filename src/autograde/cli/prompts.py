@@ -1,4 +1,4 @@
-"""CLI commands about grading: ``autograde prompts`` lists the registered prompt classes (grading prompts and
+"""``autograde prompts`` lists the registered prompt classes (grading prompts and
 the test-bank generation prompts of Phase 1, ``--kind generation``).
 
 >>> import argparse
@@ -35,34 +35,28 @@ def register(subparsers: Any) -> None:
 
 def cmd_prompts(args: argparse.Namespace) -> int:
     """List (or show) prompt classes; returns the exit status."""
-    import sys
-
     from autograde.grading.prompts import default_version, get_prompt, list_prompts, load_custom_prompts
 
-    try:
-        for path in args.custom or []:
-            load_custom_prompts(path)
-        if getattr(args, "show", None):
-            prompt = get_prompt(args.show)
-            print(f"# {prompt.config_name} ({prompt.kind}, {prompt.item_kind}; labels: {prompt.label_set_text()})")
-            print(f"# source: {prompt.source}{'' if prompt.exact else ' [reconstructed]'}")
-            if prompt.kind == "generation":
-                print("## template")
-                print(prompt.template)
-                print("## instruction (fills {instruction})")
-                print(prompt.instruction or "")
-                print("## repair_template (after an unusable answer)")
-                print(prompt.repair_template or "")
-                return 0
-            print("## question_first")
+    for path in args.custom or []:
+        load_custom_prompts(path)
+    if getattr(args, "show", None):
+        prompt = get_prompt(args.show)
+        print(f"# {prompt.config_name} ({prompt.kind}, {prompt.item_kind}; labels: {prompt.label_set_text()})")
+        print(f"# source: {prompt.source}{'' if prompt.exact else ' [reconstructed]'}")
+        if prompt.kind == "generation":
+            print("## template")
             print(prompt.template)
-            if prompt.passage_first_template is not None:
-                print("## passage_first")
-                print(prompt.passage_first_template)
+            print("## instruction (fills {instruction})")
+            print(prompt.instruction or "")
+            print("## repair_template (after an unusable answer)")
+            print(prompt.repair_template or "")
             return 0
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+        print("## question_first")
+        print(prompt.template)
+        if prompt.passage_first_template is not None:
+            print("## passage_first")
+            print(prompt.passage_first_template)
+        return 0
     rows = [("config name", "version", "kind", "item kind", "labels", "orders", "source")]
     for p in list_prompts():
         if args.kind and p.kind != args.kind:

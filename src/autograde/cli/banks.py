@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograde.cli.common import add_command, add_experiment_argument, experiment_file, load_experiment
 from autograde.log import logger
 
 FORMAT_CHOICES = ["auto", "workbench", "tqa", "nuggetizer", "autojudge", "tsv"]
@@ -130,9 +131,7 @@ def cmd_init_edit(args: argparse.Namespace) -> int:
 
     source, target, name = args.source, args.out, args.bank
     if args.config:
-        from autograde.experiment import load_config
-
-        config = load_config(args.config)
+        config = load_experiment(args)
         if not name:
             raise AutogradeError(f"{args.config}: name the generated bank with --bank (fix: one of "
                                  f"{', '.join(config.bank_generation) or 'none under bank_generation:'})")
@@ -163,9 +162,8 @@ def cmd_init_edit(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from autograde.banks.stages import run_generate_bank, run_generate_shard
     from autograde.errors import AutogradeError
-    from autograde.experiment import load_config
 
-    config = load_config(args.config)
+    config = load_experiment(args)
     if args.shard:  # one workflow shard (rule generate_bank runs this in the vLLM environment)
         if not (args.bank and args.out_bank and args.out_failures and args.out_stats):
             raise AutogradeError("--shard needs --bank, --out-bank, --out-failures and --out-stats")
@@ -175,7 +173,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return 0
     names = [args.bank] if args.bank else list(config.bank_generation)
     if not names:
-        raise AutogradeError(f"{args.config}: no bank_generation: section (fix: add one, see docs/banks.md)")
+        raise AutogradeError(f"{experiment_file(args)}: no bank_generation: section (fix: add one, see docs/banks.md)")
     for name in names:
         stats = run_generate_bank(config, name, args.out_dir)
         print(json.dumps({k: v for k, v in stats.items() if k != "shards"}, sort_keys=True))
@@ -193,17 +191,18 @@ def _common(p: argparse.ArgumentParser, kind: bool = True) -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``bank`` with its subcommands to the ``autograde`` CLI."""
     p = subparsers.add_parser("bank", help="test banks: stats, diff, merge, import, export, init-edit, generate",
-                              description=__doc__.split("\n")[0])
+                              description="Look at, compare, combine, convert and start editing test banks; "
+                              "generate one.")
     sub = p.add_subparsers(dest="bank_command", required=True)
 
-    s = sub.add_parser("stats", help="items per query, kinds, near-duplicates, queries without items, lengths")
+    s = add_command(sub, "stats", "items per query, kinds, near-duplicates, queries without items, lengths")
     s.add_argument("bank")
     s.add_argument("--queries", help="queries file: also list its queries without items and unknown queries")
     s.add_argument("--json", action="store_true", help="print JSON")
     _common(s)
     s.set_defaults(func=cmd_stats)
 
-    d = sub.add_parser("diff", help="added / removed / changed items between two banks, by query")
+    d = add_command(sub, "diff", "added / removed / changed items between two banks, by query")
     d.add_argument("a", help="the old bank")
     d.add_argument("b", help="the new bank")
     d.add_argument("--query", help="only this query")
@@ -214,14 +213,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(d)
     d.set_defaults(func=cmd_diff)
 
-    m = sub.add_parser("merge", help="union of banks by query (an item present twice is kept once)")
+    m = add_command(sub, "merge", "union of banks by query (an item present twice is kept once)")
     m.add_argument("banks", nargs="+")
     m.add_argument("--out", required=True)
     m.add_argument("--to", choices=FORMAT_CHOICES[1:], default="workbench", help="output format (default: workbench)")
     _common(m)
     m.set_defaults(func=cmd_merge)
 
-    i = sub.add_parser("import", help="read a bank from another format into the workbench format; report drops")
+    i = add_command(sub, "import", "read a bank from another format into the workbench format; report drops")
     i.add_argument("input")
     i.add_argument("--out", required=True, help="workbench JSONL (.gz to compress)")
     i.add_argument("--queries", help="queries file: items of other queries are dropped (and reported)")
@@ -231,7 +230,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(i)
     i.set_defaults(func=cmd_import)
 
-    e = sub.add_parser("export", help="write a bank in another format; report what the format cannot hold")
+    e = add_command(sub, "export", "write a bank in another format; report what the format cannot hold")
     e.add_argument("bank")
     e.add_argument("--to", choices=FORMAT_CHOICES[1:], required=True)
     e.add_argument("--out", required=True)
@@ -239,7 +238,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(e)
     e.set_defaults(func=cmd_export)
 
-    n = sub.add_parser("init-edit", help="copy a generated bank to the file you edit (grade_with: edited)")
+    n = add_command(sub, "init-edit", "copy a generated bank to the file you edit (grade_with: edited)")
     n.add_argument("--config", help="experiment config (with --bank: source and target from bank_generation:)")
     n.add_argument("--bank", help="the generated bank's name")
     n.add_argument("--source", help="the generated bank (default: <results_dir>/banks/<bank>.jsonl.gz)")
@@ -247,8 +246,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     n.add_argument("--force", action="store_true", help="overwrite an existing edited copy")
     n.set_defaults(func=cmd_init_edit)
 
-    g = sub.add_parser("generate", help="generate bank(s) of bank_generation: in this process (no Snakemake)")
-    g.add_argument("--config", default="config/experiments/example.yaml", help="experiment config (default: %(default)s)")
+    g = add_command(sub, "generate", "generate bank(s) of bank_generation: in this process (no Snakemake)")
+    add_experiment_argument(g)
     g.add_argument("--bank", help="only this bank (default: every generated bank)")
     g.add_argument("--out-dir", help="write <out-dir>/banks/<bank>.jsonl.gz (default: the config's results_dir)")
     g.add_argument("--shard", help="only this shard ('2-of-4', as the workflow's generate_bank jobs), written to "

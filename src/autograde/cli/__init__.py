@@ -1,0 +1,68 @@
+"""The ``autograde`` command: every workflow stage, and the tools around it, runnable without Snakemake.
+
+Examples::
+
+    autograde validate --config config/experiments/example.yaml
+    autograde doctor
+    autograde grade --grader minilm-questions --pool results/pool/pool.parquet --out grades.parquet
+    autograde metrics retrieval --qrels qrels.txt --run a.run --out eval.json
+    autograde bank stats banks/questions.jsonl.gz
+    autograde rubric evaluate --config config/rubric/example.yaml --out evaluation.json
+
+One module per command group registers its subcommands (:data:`GROUPS`); this module only builds the parser
+and dispatches. Errors: every :class:`~autograde.errors.AutogradeError` (bad input, bad config, an endpoint
+that fails) prints as one message naming the file, line and fix, with exit status 2; anything else is a bug
+and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from autograde import __version__
+from autograde.cli import banks, doctor, interchange, metrics, prompts, reports, rubric, stages
+from autograde.errors import AutogradeError
+from autograde.log import logger, setup_logging
+
+GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric)
+"""The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
+
+__all__ = ["GROUPS", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``autograde`` parser with every command group's subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="autograde", description="LLM autograding of retrieval and RAG systems: every workflow stage and "
+        "the tools around it, runnable without Snakemake.")
+    parser.add_argument("--version", action="version", version=f"autograde {__version__}",
+                        help="print the version and exit")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in GROUPS:
+        group.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``autograde`` command; return its exit status (2 for a user error, with the message logged)."""
+    args = build_parser().parse_args(argv)
+    setup_logging(10 if args.verbose else 20)
+    try:
+        return int(args.func(args) or 0)
+    except AutogradeError as exc:
+        logger.error("%s", exc)
+        return 2
+    except FileNotFoundError as exc:  # a path given on the command line that does not exist
+        if exc.filename is None:
+            raise
+        logger.error("%s: file not found (fix: check the path)", exc.filename)
+        return 2
+    except ModuleNotFoundError as exc:  # an optional package missing from this environment
+        if not exc.name or exc.name.split(".")[0] == "autograde":
+            raise
+        logger.error("%s (fix: pip install -e . in the project's environment, or make install)", exc)
+        return 2
+    except KeyboardInterrupt:
+        logger.error("interrupted")
+        return 130
