@@ -197,7 +197,7 @@ def test_custom_prompt_errors_name_the_file_and_every_problem(tmp_path: Path) ->
     assert "rating prompts need labels" in msg
     assert "prompt #2 (NoTemplate)" in msg and "unknown key(s) labelz" in msg and "missing key(s) template" in msg
     f.write_text("- name: [unclosed", encoding="utf-8")
-    with pytest.raises(ValueError, match=f"{re.escape(str(f))}: not valid YAML"):
+    with pytest.raises(ValueError, match=f"{re.escape(str(f))}:1: not valid YAML"):
         load_custom_prompts(f)
     f.write_text(
         "- {name: FagB, version: v1, kind: direct, item_kind: query, template: '{query} {context}', labels: {yes: 1, no: 0}}",
@@ -205,7 +205,7 @@ def test_custom_prompt_errors_name_the_file_and_every_problem(tmp_path: Path) ->
     )
     with pytest.raises(ValueError, match="is a built-in prompt"):
         load_custom_prompts(f)
-    with pytest.raises(ValueError, match="cannot read custom prompts"):
+    with pytest.raises(ValueError, match="custom prompts file not found"):
         load_custom_prompts(tmp_path / "missing.yaml")
 
 

@@ -888,17 +888,10 @@ def load_custom_prompts(path: str | Path, *, register: bool = True) -> list[Prom
     ``{n_items}`` and ``{instruction}``, an ``instruction`` (the output format) and optionally a
     ``repair_template`` (``{prompt}``, ``{answer}``, ``{problem}``).
     """
-    import yaml
+    from autograde.io.yamlfile import read_yaml
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"{p}: cannot read custom prompts ({exc.strerror or exc})") from None
-    try:
-        entries = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{p}: not valid YAML: {exc}") from None
+    entries = read_yaml(p, "custom prompts")
     prompts = parse_custom_prompts(entries, str(p))
     if register:
         for prompt in prompts:

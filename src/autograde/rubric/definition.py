@@ -31,10 +31,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from autograde.errors import Problems
+from autograde.errors import Problems, UnknownNameError
 
 __all__ = ["Question", "Rubric", "load_rubric"]
 
@@ -120,47 +119,27 @@ class Rubric(BaseModel):
         for q in self.questions:
             if q.id == qid:
                 return q
-        raise KeyError(f"question {qid!r} is not in rubric {self.name!r} (questions: {', '.join(self.ids)})")
+        raise UnknownNameError(f"question {qid!r} is not in rubric {self.name!r} (questions: {', '.join(self.ids)})")
 
     def has(self, qid: str) -> bool:
         return qid in self.ids
 
 
-def _question_lines(text: str) -> dict[int, int]:
-    """Line (1-based) of each entry of the top-level ``questions`` list, by position."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return {}
-    if not isinstance(root, yaml.MappingNode):
-        return {}
-    for key, value in root.value:
-        if getattr(key, "value", None) == "questions" and isinstance(value, yaml.SequenceNode):
-            return {i: node.start_mark.line + 1 for i, node in enumerate(value.value)}
-    return {}
-
-
 def load_rubric(path: str | Path) -> Rubric:
     """Read and validate a rubric YAML; every problem is reported with its file, line and fix."""
+    from autograde.io.yamlfile import read_yaml, yaml_key_lines
+
     problems = Problems()
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-        raw = yaml.safe_load(text)
-    except FileNotFoundError:
+    if not p.is_file():
         problems.add(p, None, "rubric file not found", "check the path (example: config/rubric/dialogue.yaml)")
         problems.raise_if_any()
-        raise AssertionError("unreachable") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problems.add(p, mark.line + 1 if mark else None, f"not valid YAML: {exc}", "fix the YAML syntax")
-        problems.raise_if_any()
-        raise AssertionError("unreachable") from None
+    raw = read_yaml(p, "rubric")
     if not isinstance(raw, dict):
         problems.add(p, 1, "a rubric must be a mapping with 'main' and 'questions'",
                      "see config/rubric/dialogue.yaml for the format")
         problems.raise_if_any()
-    lines = _question_lines(text)
+    lines = {k[1]: v for k, v in yaml_key_lines(p).items() if len(k) == 2 and k[0] == "questions"}
     for i, q in enumerate(raw.get("questions") or []):
         try:
             Question.model_validate(q)
