@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autograde.banks.config import BankGenerationConfig, add_generated_banks
-from autograde.errors import ConfigError
+from autograde.errors import ConfigError, InvalidValueError
 from autograde.metrics.config import MetricsConfig
 from autograde.reports.config import ReportsConfig
 from autograde.rubric.config import CalibratedQrelsConfig, RubricConfig
@@ -77,9 +77,9 @@ class GradingConfig(Strict):
 
 def _check_thresholds(v: list[int]) -> list[int]:
     if any(t < 1 for t in v):
-        raise ValueError(f"grade thresholds must be >= 1 (a threshold of 0 or less counts every graded passage), got {v}")
+        raise InvalidValueError(f"grade thresholds must be >= 1 (a threshold of 0 or less counts every graded passage), got {v}")
     if len(set(v)) != len(v):
-        raise ValueError(f"grade thresholds must not repeat, got {v}")
+        raise InvalidValueError(f"grade thresholds must not repeat, got {v}")
     return v
 
 

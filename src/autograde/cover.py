@@ -29,6 +29,7 @@ from typing import Literal
 
 import pandas as pd
 
+from autograde.errors import InvalidValueError
 from autograde.pool import trec_ranked
 
 MissingPolicy = Literal["skip", "zero"]
@@ -50,7 +51,7 @@ def cover_per_query(grades: pd.DataFrame, rankings: pd.DataFrame, threshold: int
         runs = rankings["run"].unique()
         present = pd.MultiIndex.from_product([runs, items.index], names=["run", "query_id"]).to_frame(index=False)
     elif missing_queries != "skip":
-        raise ValueError(f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}")
+        raise InvalidValueError(f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}")
     rows = []
     for run, q in present.itertuples(index=False):
         if q not in items.index:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from scipy.stats import kendalltau, rankdata, spearmanr
 
+from autograde.errors import UnknownNameError
 from autograde.io.trec import Qrels, RunDict
 from autograde.metrics.trec import evaluate_run, mean_over_queries
 
@@ -40,7 +41,7 @@ def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
     allrows = evaluation[(evaluation["query_id"] == "all") & (evaluation["measure"] == measure)]
     if allrows.empty:
         known = sorted(evaluation["measure"].unique())
-        raise KeyError(f"measure {measure!r} not in the evaluation; have: {', '.join(known)}")
+        raise UnknownNameError(f"measure {measure!r} not in the evaluation; have: {', '.join(known)}")
     nq = evaluation[(evaluation["query_id"] != "all") & (evaluation["measure"] == measure)].groupby("run").size()
     lb = allrows[["run", "value"]].rename(columns={"value": "score"}).copy()
     lb["n_queries"] = lb["run"].map(nq).fillna(0).astype(int)

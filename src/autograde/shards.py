@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.errors import Problems
+from autograde.errors import InvalidValueError, Problems
 from autograde.ids import content_hash
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def shard_assignment(query_ids: list[str], n_shards: int) -> dict[str, int]:
     Sorting makes the assignment independent of input order; round-robin balances shard sizes.
     """
     if n_shards < 1:
-        raise ValueError(f"number of shards must be >= 1, got {n_shards}")
+        raise InvalidValueError(f"number of shards must be >= 1, got {n_shards}")
     return {qid: i % n_shards for i, qid in enumerate(sorted(set(query_ids)))}
 
 

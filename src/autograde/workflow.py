@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autograde.config import Config, expand_globs
-from autograde.errors import AutogradeError, Problems
+from autograde.errors import AutogradeError, Problems, UnknownNameError
 from autograde.experiment import resolve_workflow_config, validate_config
 from autograde.io.bank import BankItem
 from autograde.io.queries import read_queries
@@ -97,7 +97,7 @@ class WorkflowContext:
             for t in self.config.thresholds_of(grader):
                 if f"{m}-{t}" == variant:
                     return {"mode": m, "threshold": t, "level": relevance_level(m, t)}
-        raise KeyError(f"unknown qrels variant {variant!r} of grader {grader!r}; configured: "
+        raise UnknownNameError(f"unknown qrels variant {variant!r} of grader {grader!r}; configured: "
                        f"{', '.join(self.qrels_variants(grader))}")
 
     def cover_thresholds(self, grader: str) -> list[int]:

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from autograde.errors import InvalidValueError
+
 LLMBackendName = Literal["hf", "vllm", "openai"]
 """Backends that can generate text (the embedded grader cannot)."""
 BANK_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -105,13 +107,13 @@ def add_generated_banks(raw: Any) -> Any:
     results = raw.get("results_dir") or "results"
     for name, cfg in generated.items():
         if not re.match(BANK_NAME_RE, str(name)):
-            raise ValueError(f"bank_generation: bank name {name!r} must match {BANK_NAME_RE} (it is used in file names)")
+            raise InvalidValueError(f"bank_generation: bank name {name!r} must match {BANK_NAME_RE} (it is used in file names)")
         if not isinstance(cfg, dict):
             continue
         path = (edited_bank_path(str(name), cfg) if cfg.get("grade_with") == "edited"
                 else generated_bank_path(str(results), str(name)))
         if name in out and out[name] != path:
-            raise ValueError(f"bank {name!r} is both under banks: ({out[name]}) and under bank_generation: "
+            raise InvalidValueError(f"bank {name!r} is both under banks: ({out[name]}) and under bank_generation: "
                              f"(it reads {path}); rename one of them")
         out[name] = path
     return {**raw, "banks": out}

@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from autograde.cli.common import override
+from autograde.cli.common import add_command, override
 from autograde.errors import AutogradeError
 from autograde.log import logger
 
@@ -167,13 +167,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "evaluation server, as commands.")
     sub = p.add_subparsers(dest="metrics_command", required=True)
 
-    r = sub.add_parser("retrieval", help="trec_eval measures of runs (mrr, map, ndcg@k, P@k, recall@k)")
+    r = add_command(sub, "retrieval", "trec_eval measures of runs (mrr, map, ndcg@k, P@k, recall@k)")
     _retrieval_options(r)
     r.add_argument("--run", action="append", required=True, help="TREC run file (repeatable)")
     _common(r)
     r.set_defaults(func=cmd_retrieval)
 
-    s = sub.add_parser("significance", help="paired two-sided permutation test between runs, per measure")
+    s = add_command(sub, "significance", "paired two-sided permutation test between runs, per measure")
     _retrieval_options(s)
     s.add_argument("--run-a", help="system A (the new one)")
     s.add_argument("--run-b", help="system B (the old one)")
@@ -191,7 +191,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(s)
     s.set_defaults(func=cmd_significance)
 
-    g = sub.add_parser("generation", help="EM, Acc, StringEM, CoverEM, F1, ROUGE-1/2/L of predicted answers")
+    g = add_command(sub, "generation", "EM, Acc, StringEM, CoverEM, F1, ROUGE-1/2/L of predicted answers")
     g.add_argument("--data", required=True, help="JSONL with gold answers (and predictions)")
     g.add_argument("--predictions", help="separate JSONL with predictions, aligned with --data line by line")
     g.add_argument("--gold-key", help="key of the gold answer list (default golden_answers)")

@@ -134,7 +134,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--model", required=True, help="model written by 'rubric fit'")
     r.add_argument("--rubric", help="the rubric the model was fitted with")
     r.add_argument("--llm", required=True, help="LLM distributions of the texts to predict")
-    r.add_argument("--llm-format", default="auto", choices=["auto", "synthetic", "long", "grades"])
+    r.add_argument("--llm-format", default="auto", choices=["auto", "synthetic", "long", "grades"],
+                   help="format of --llm (default: detected from its columns)")
     r.add_argument("--judge", action="append", help="judge to predict for (repeatable; default: every known "
                    "judge); an unseen judge gets the judge-independent prediction, flagged in the output")
     r.add_argument("--out", required=True, help="output parquet: text_id, judge, question, expected, probs, "

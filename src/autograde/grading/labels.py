@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autograde.errors import GraderSetupError
 from autograde.grading.base import GradeResult
 from autograde.grading.parse import Parsed
 from autograde.grading.prompts import PromptClass
@@ -73,10 +74,10 @@ class LabelTokens:
                     target.append(ids[0])
             found = whole or prefix
             if not found:
-                raise ValueError(f"label {label!r} has no usable first token in this tokenizer; use scoring: generate")
+                raise GraderSetupError(f"label {label!r} has no usable first token in this tokenizer; use scoring: generate")
             for tid in found:
                 if tid in owner and owner[tid] != label:
-                    raise ValueError(
+                    raise GraderSetupError(
                         f"labels {owner[tid]!r} and {label!r} start with the same token {decode([tid])!r} (id {tid}); "
                         "logits scoring cannot separate them: use scoring: generate or distinct labels"
                     )

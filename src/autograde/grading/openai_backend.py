@@ -148,7 +148,7 @@ class OpenAIBackend(LLMBackend):
         if key:
             return key
         if self.options.base_url is None:
-            raise ValueError(f"environment variable {self.options.api_key_env} is not set")
+            raise GraderSetupError(f"environment variable {self.options.api_key_env} is not set")
         return DUMMY_KEY
 
     def _payload(self, text: str, max_tokens: int, logprobs: bool, decoding: Decoding | None = None) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from autograde.errors import UnknownNameError
+from autograde.errors import InvalidValueError, UnknownNameError
 from autograde.ids import content_hash
 
 if TYPE_CHECKING:
@@ -132,12 +132,12 @@ class PromptClass:
             return self.template
         if order == "passage_first":
             if self.passage_first_template is None:
-                raise ValueError(
+                raise InvalidValueError(
                     f"prompt {self.config_name} has no passage_first variant; use prompt_order: question_first "
                     "or define passage_first_template for it"
                 )
             return self.passage_first_template
-        raise ValueError(f"unknown prompt order {order!r}; valid: question_first, passage_first")
+        raise InvalidValueError(f"unknown prompt order {order!r}; valid: question_first, passage_first")
 
     def digest(self) -> str:
         """Content hash of everything that determines the prompt's inputs and grades (for cache keys)."""
@@ -692,11 +692,11 @@ def register_prompt(p: PromptClass, *, default: bool = False) -> PromptClass:
     """Add ``p`` to the registry; re-registering the same content is a no-op, different content an error."""
     problems = validate_prompt(p)
     if problems:
-        raise ValueError(f"invalid prompt {p.config_name}: " + "; ".join(problems))
+        raise InvalidValueError(f"invalid prompt {p.config_name}: " + "; ".join(problems))
     versions = _REGISTRY.setdefault(p.name, {})
     old = versions.get(p.version)
     if old is not None and old.digest() != p.digest():
-        raise ValueError(
+        raise InvalidValueError(
             f"prompt {p.config_name} is already registered with a different text or label set; "
             "give the new one another version (e.g. v2) or another name"
         )
@@ -788,7 +788,7 @@ def render_generation(prompt: PromptClass, *, query_text: str, n_items: int, que
     ``query_title`` / ``query_subtopic`` default to the query text (CAR-style prompts on a plain query).
     """
     if prompt.kind != "generation":
-        raise ValueError(f"{prompt.config_name} is a {prompt.kind} prompt, not a test-bank generation prompt")
+        raise InvalidValueError(f"{prompt.config_name} is a {prompt.kind} prompt, not a test-bank generation prompt")
     values = {
         "query_text": query_text,
         "query_title": query_title if query_title is not None else query_text,
@@ -819,7 +819,7 @@ _CUSTOM_KEYS = {
 def parse_custom_prompts(entries: Any, source: str) -> list[PromptClass]:
     """Validate a list of prompt definitions; raise one error naming ``source`` with every problem."""
     if not isinstance(entries, list) or not entries:
-        raise ValueError(
+        raise InvalidValueError(
             f"{source}: expected a non-empty YAML list of prompts, each with name, version, kind, item_kind, "
             "template and labels ({label: grade})"
         )
@@ -873,7 +873,7 @@ def parse_custom_prompts(entries: Any, source: str) -> list[PromptClass]:
     if dupes:
         problems.append(f"{source}: prompt(s) defined twice: {', '.join(dupes)}")
     if problems:
-        raise ValueError(f"{len(problems)} problem(s) in custom prompts:\n" + "\n".join(f"  - {p}" for p in problems))
+        raise InvalidValueError(f"{len(problems)} problem(s) in custom prompts:\n" + "\n".join(f"  - {p}" for p in problems))
     return prompts
 
 

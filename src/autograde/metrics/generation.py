@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograde.errors import Problems
+from autograde.errors import InvalidValueError, Problems
 from autograde.io.text import iter_json_objects
 from autograde.log import logger
 from autograde.metrics.config import GENERATION_METRICS, GenerationMetricsConfig
@@ -147,7 +147,7 @@ def score_item(golds: Sequence[str], pred: str, metrics: Sequence[str] = GENERAT
             key = {"rouge-1": "rouge1", "rouge-2": "rouge2", "rouge-l": "rougeL"}[m]
             out[m] = float(max((r[key].fmeasure for r in rouge), default=0.0))
         else:
-            raise ValueError(f"unknown generation metric {m!r}; valid: {', '.join(GENERATION_METRICS)}")
+            raise InvalidValueError(f"unknown generation metric {m!r}; valid: {', '.join(GENERATION_METRICS)}")
     return out
 
 
@@ -238,14 +238,14 @@ def evaluate_generation(golds: Sequence[Sequence[str]], preds: Sequence[str],
     """
     cfg = cfg or GenerationMetricsConfig()
     if len(golds) != len(preds):
-        raise ValueError(f"{len(golds)} gold answer lists but {len(preds)} predictions; give one of each per item")
+        raise InvalidValueError(f"{len(golds)} gold answer lists but {len(preds)} predictions; give one of each per item")
     if not preds:
-        raise ValueError("no items to evaluate")
+        raise InvalidValueError("no items to evaluate")
     locs = list(where) if where is not None else [f"item {i}" for i in range(len(preds))]
     empty_gold_items = [i for i, g in enumerate(golds) if any(not normalize_text(x) for x in g)]
     if empty_gold_items and cfg.empty_reference == "error":
         shown = ", ".join(locs[i] for i in empty_gold_items[:10])
-        raise ValueError(f"{len(empty_gold_items)} item(s) have a gold answer that normalizes to nothing "
+        raise InvalidValueError(f"{len(empty_gold_items)} item(s) have a gold answer that normalizes to nothing "
                          f"({shown}); fix the gold answers or set empty_reference to keep or drop")
     empty_reference: Literal["keep", "drop"] = "drop" if cfg.empty_reference == "drop" else "keep"
     metrics = list(cfg.metrics)

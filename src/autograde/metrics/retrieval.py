@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import Problems
+from autograde.errors import InvalidValueError, Problems
 from autograde.io.trec import Qrels, RunDict, read_qrels, read_run, trec_order
 from autograde.log import logger
 from autograde.metrics.config import RetrievalMetricsConfig
@@ -60,7 +60,7 @@ def measure_specs(metrics: Iterable[str] = ("mrr", "map", "ndcg", "precision", "
     fams = list(metrics)
     unknown = [m for m in fams if m not in ("mrr", "map", "ndcg", "precision", "recall")]
     if unknown:
-        raise ValueError(f"unknown retrieval metric(s) {unknown}; valid: mrr, map, ndcg, precision, recall "
+        raise InvalidValueError(f"unknown retrieval metric(s) {unknown}; valid: mrr, map, ndcg, precision, recall "
                          "(other trec_eval measures go in extra_measures)")
     specs: list[MeasureSpec] = []
     if "map" in fams:
@@ -138,9 +138,9 @@ def evaluate_retrieval(qrels: Qrels, runs: Mapping[str, RunDict],
 
     cfg = cfg or RetrievalMetricsConfig()
     if not any(qrels.values()):
-        raise ValueError("the qrels hold no judgments; nothing can be evaluated")
+        raise InvalidValueError("the qrels hold no judgments; nothing can be evaluated")
     if not runs:
-        raise ValueError("no runs given; pass at least one run")
+        raise InvalidValueError("no runs given; pass at least one run")
     results: dict[str, dict[str, float]] = {}
     accounting: dict[str, dict[str, int | str]] = {}
     per_query: dict[str, PerQuery] = {}
@@ -195,7 +195,7 @@ def load_runs(paths: Sequence[str | Path]) -> tuple[dict[str, RunDict], dict[str
         for tag, run in f.runs.items():
             name = tag if tag_count[tag] == 1 else f"{Path(f.path).name}:{tag}"
             if name in runs:
-                raise ValueError(f"{f.path}: run {name!r} occurs twice; give each run file once")
+                raise InvalidValueError(f"{f.path}: run {name!r} occurs twice; give each run file once")
             runs[name] = run
             sources[name] = str(f.path)
     return runs, sources

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from autograde.errors import InvalidValueError, UnknownNameError
 from autograde.metrics.trec import query_sort_key
 
 Correction = Literal["none", "holm", "bh"]
@@ -68,7 +69,7 @@ def sign_flip_counts(diffs: np.ndarray, n_resamples: int, rng: np.random.Generat
         d = d[:, None]
     n, cols = d.shape
     if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+        raise InvalidValueError(f"n_resamples must be >= 1, got {n_resamples}")
     total = d.sum(axis=0)
     threshold = np.abs(total) - 1e-12 * np.abs(d).sum(axis=0)
     counts = np.zeros(cols, dtype=np.int64)
@@ -139,7 +140,7 @@ def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: Correction) -
         return holm(p_values)
     if method == "bh":
         return benjamini_hochberg(p_values)
-    raise ValueError(f"unknown correction {method!r}; valid: none, holm, bh")
+    raise InvalidValueError(f"unknown correction {method!r}; valid: none, holm, bh")
 
 
 def _matrix(per_query: Mapping[str, Mapping[str, float]], qids: list[str], measures: list[str]
@@ -154,7 +155,7 @@ def _matrix(per_query: Mapping[str, Mapping[str, float]], qids: list[str], measu
         present[i] = True
         for j, m in enumerate(measures):
             if m not in row:
-                raise KeyError(f"query {q!r} has no value for measure {m!r}")
+                raise UnknownNameError(f"query {q!r} has no value for measure {m!r}")
             values[i, j] = float(row[m])
     return values, present
 
@@ -173,27 +174,27 @@ def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measure
     if pairs is None:
         if baseline is not None:
             if baseline not in per_query:
-                raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(systems)}")
+                raise UnknownNameError(f"baseline {baseline!r} is not among the systems: {', '.join(systems)}")
             pairs = [(s, baseline) for s in systems if s != baseline]
         else:
             pairs = [(systems[i], systems[j]) for i in range(len(systems)) for j in range(i + 1, len(systems))]
     pairs = list(pairs)
     if not pairs:
-        raise ValueError("nothing to compare: give at least two systems")
+        raise InvalidValueError("nothing to compare: give at least two systems")
     for a, b in pairs:
         for s in (a, b):
             if s not in per_query:
-                raise ValueError(f"system {s!r} has no per-query values; systems: {', '.join(systems)}")
+                raise InvalidValueError(f"system {s!r} has no per-query values; systems: {', '.join(systems)}")
     if measures is None:
         first = next((row for s in systems for row in per_query[s].values()), None)
         if first is None:
-            raise ValueError("no per-query values in any system")
+            raise InvalidValueError("no per-query values in any system")
         measures = list(first)
     measures = list(measures)
     if p_value_variant not in ("reference", "plus_one"):
-        raise ValueError(f"unknown p_value_variant {p_value_variant!r}; valid: reference, plus_one")
+        raise InvalidValueError(f"unknown p_value_variant {p_value_variant!r}; valid: reference, plus_one")
     if correction not in ("none", "holm", "bh"):
-        raise ValueError(f"unknown correction {correction!r}; valid: none, holm, bh")
+        raise InvalidValueError(f"unknown correction {correction!r}; valid: none, holm, bh")
     qids = sorted({q for s in systems for q in per_query[s]}, key=query_sort_key)
     mats = {s: _matrix(per_query[s], qids, measures) for s in dict.fromkeys(x for p in pairs for x in p)}
     n_m, n_p = len(measures), len(pairs)

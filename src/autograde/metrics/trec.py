@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from autograde.errors import InvalidValueError, UnknownNameError
 from autograde.io.trec import Qrels, RunDict
 from autograde.log import logger
 
@@ -70,7 +71,7 @@ def parse_measure(name: str) -> tuple[str, tuple[str, ...] | None]:
         m = re.fullmatch(re.escape(base) + r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", name)
         if m:
             return base, tuple(m.group(1).split(","))
-    raise ValueError(
+    raise InvalidValueError(
         f"unknown trec_eval measure {name!r}; use a trec_eval name such as map, recip_rank, Rprec, P_10, "
         f"recall_100, ndcg_cut_10 (base measures: {', '.join(sorted(bases))})"
     )
@@ -122,9 +123,9 @@ def evaluate_run(
 
     measures = list(measures)
     if not measures:
-        raise ValueError("no measures requested; give at least one trec_eval measure such as 'map'")
+        raise InvalidValueError("no measures requested; give at least one trec_eval measure such as 'map'")
     if missing_queries not in ("zero", "skip"):
-        raise ValueError(f"missing_queries must be 'zero' or 'skip', got {missing_queries!r}")
+        raise InvalidValueError(f"missing_queries must be 'zero' or 'skip', got {missing_queries!r}")
     groups = _evaluator_groups(measures)
     # pytrec_eval drops qrels queries without judgments; so do we, to agree on the query set.
     judged = {qid: docs for qid, docs in qrels.items() if docs}
@@ -193,7 +194,7 @@ def mean_over_queries(per_query: Mapping[str, Mapping[str, float]], measures: It
         values = []
         for qid, row in per_query.items():
             if name not in row:
-                raise KeyError(f"query {qid!r} has no value for measure {name!r}; "
+                raise UnknownNameError(f"query {qid!r} has no value for measure {name!r}; "
                                f"available: {', '.join(sorted(row))}")
             values.append(float(row[name]))
         out[name] = _aggregate(name, values)

@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from autograde.errors import InvalidValueError
+
 METHODS = ("spearman", "kendall", "tau_ap")
 
 
@@ -127,7 +129,7 @@ def correlate(per_query: pd.DataFrame, official: Mapping[str, float], methods: S
     """Correlations of the per-query leaderboard (rows run, query_id, ``value``) with official ranks."""
     for m in methods:
         if m not in _FUNCS:
-            raise ValueError(f"unknown correlation {m!r}; valid: {', '.join(METHODS)}")
+            raise InvalidValueError(f"unknown correlation {m!r}; valid: {', '.join(METHODS)}")
     systems, queries, values = system_query_matrix(per_query[per_query["query_id"] != "all"], value)
     keep = [i for i, s in enumerate(systems) if s in official]
     systems = [systems[i] for i in keep]

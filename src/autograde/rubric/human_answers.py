@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import Problems
+from autograde.errors import InvalidValueError, Problems
 from autograde.rubric.definition import Question, Rubric
 from autograde.rubric.tables import (
     MISSING,
@@ -149,4 +149,4 @@ def read_human(path: str | Path, rubric: Rubric, fmt: str = "auto", problems: Pr
         return read_synthetic_human(path, rubric, problems)
     if fmt == "long":
         return read_human_table(path, rubric, problems)
-    raise ValueError(f"unknown human table format {fmt!r}; valid: auto, synthetic, long")
+    raise InvalidValueError(f"unknown human table format {fmt!r}; valid: auto, synthetic, long")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from autograde.errors import Problems
+from autograde.errors import InvalidValueError, Problems
 from autograde.log import logger
 from autograde.rubric.definition import Rubric
 from autograde.rubric.tables import (
@@ -225,7 +225,7 @@ def read_llm(path: str | Path, rubric: Rubric, fmt: str = "auto", problems: Prob
         fmt = "synthetic" if "criterion" in cols else "grades" if "grade_probs" in cols else "long"
     readers = {"synthetic": read_synthetic_llm, "long": read_llm_table, "grades": read_grades_llm}
     if fmt not in readers:
-        raise ValueError(f"unknown LLM table format {fmt!r}; valid: auto, {', '.join(readers)}")
+        raise InvalidValueError(f"unknown LLM table format {fmt!r}; valid: auto, {', '.join(readers)}")
     result = readers[fmt](path, rubric, problems)
     note = result.renormalized_note()
     if note:
