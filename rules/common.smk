@@ -15,7 +15,10 @@ from autograde.workflow import WorkflowContext
 # complete --configfile). Validated once; every input checked before any job starts (main process only).
 try:
     CTX = WorkflowContext.from_snakemake_config(
-        config, check_inputs=workflow.is_main_process
+        config,
+        check_inputs=workflow.is_main_process,
+        configfiles=workflow.config_settings.configfiles,
+        command_line=dict(workflow.config_settings.config),
     )
 except (
     AutogradeError

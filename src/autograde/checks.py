@@ -20,17 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.config import expand_globs, is_glob
+from autograde.config import expand_globs
+from autograde.config_checks import check_config, grade_range
 from autograde.errors import AutogradeError, Problems
+from autograde.experiment import ConfigSource
 from autograde.ids import content_hash
 from autograde.log import logger
 
 if TYPE_CHECKING:
-    from autograde.config import Config, GraderConfig
+    from autograde.config import Config
     from autograde.ingest import Inputs
+    from autograde.io.bank import Bank
 
-EMBEDDED_GRADES = (0, 5)
-"""Grade range of the embedded similarity grader."""
+MIN_SHARED_SYSTEMS = 3
+"""Fewest systems the official leaderboard and the experiment must share for a rank correlation."""
+
+__all__ = ["CheckReport", "check_experiment", "grade_range"]
 
 
 @dataclass
@@ -43,113 +48,7 @@ class CheckReport:
     """The checked inputs (not when the result came from the stamp)."""
 
 
-def grade_range(grader: GraderConfig) -> tuple[int, int] | None:
-    """(lowest, highest) grade a grader gives; None when its prompt cannot be resolved (reported elsewhere)."""
-    if grader.backend == "embedded":
-        return EMBEDDED_GRADES
-    from autograde.grading.prompts import get_prompt
-
-    try:
-        prompt = get_prompt(grader.prompt_class or "")
-    except (KeyError, ValueError):
-        return None
-    if not prompt.labels:
-        return (0, 1)  # extraction prompts: answered or not
-    return min(prompt.labels.values()), max(prompt.labels.values())
-
-
-def check_prompts(config: Config, problems: Problems) -> None:
-    """Custom prompt files load, and every LLM grader names a registered prompt class."""
-    from autograde.grading.prompts import get_prompt, load_custom_prompts
-
-    for i, g in enumerate(config.graders):
-        custom = g.options.get("custom_prompts")
-        if custom:
-            try:
-                load_custom_prompts(custom)
-            except ValueError as exc:
-                problems.add(custom, None, f"custom prompts of grader {g.name!r}: {exc}",
-                             "see 'autograde prompts --help' for the custom prompt format")
-                continue
-        if g.backend == "embedded":
-            continue
-        if not g.prompt_class:
-            problems.add("config", None, f"graders[{i}] ({g.name}) needs prompt_class",
-                         "pick one from 'autograde prompts'")
-            continue
-        try:
-            prompt = get_prompt(g.prompt_class)
-        except (KeyError, ValueError) as exc:
-            problems.add("config", None, f"graders[{i}].prompt_class: {exc.args[0] if exc.args else exc}",
-                         "pick one from 'autograde prompts', or define it in options.custom_prompts")
-            continue
-        if prompt.kind == "extraction" and g.scoring == "logits":
-            problems.add("config", None, f"graders[{i}] ({g.name}): {prompt.config_name} is an extraction prompt",
-                         "set scoring: generate")
-        if g.prompt_order == "passage_first" and prompt.passage_first_template is None:
-            problems.add("config", None, f"graders[{i}] ({g.name}): {prompt.config_name} has no passage_first variant",
-                         "use prompt_order: question_first")
-        wants = "query" if g.bank == "direct" else None
-        if wants and prompt.item_kind != "query":
-            problems.add("config", None, f"graders[{i}] ({g.name}): bank 'direct' grades against the query, but "
-                         f"{prompt.config_name} grades {prompt.item_kind}s", "use a direct prompt (FagB, Sun, ...) "
-                         "or a bank of questions/nuggets")
-        if not wants and prompt.item_kind == "query":
-            problems.add("config", None, f"graders[{i}] ({g.name}): {prompt.config_name} is a direct prompt "
-                         "(graded against the query)", "set bank: direct")
-
-
-def check_thresholds(config: Config, problems: Problems) -> None:
-    """Qrels and cover thresholds lie within the grade range of every grader that uses them."""
-    for i, g in enumerate(config.graders):
-        rng = grade_range(g)
-        if rng is None:
-            continue
-        lo, hi = rng
-        for what, values in (("qrels thresholds", config.thresholds_of(g.name)),
-                             ("cover thresholds", config.cover_thresholds_of(g.name))):
-            bad = [t for t in values if not lo < t <= hi]
-            if bad:
-                problems.add("config", None,
-                             f"{what} {bad} of grader {g.name!r} are outside its grade range {lo}..{hi} "
-                             f"(every passage would get the same label)",
-                             f"use thresholds in {lo + 1}..{hi}, e.g. graders[{i}].thresholds: [{hi}]")
-
-
-def check_globs(config: Config, problems: Problems) -> None:
-    """A glob in data.runs / data.answers that matches no file is an error (a typo would drop systems)."""
-    for key in ("runs", "answers"):
-        for pat in getattr(config.data, key):
-            if is_glob(pat) and not expand_globs([pat]):
-                problems.add("config", None, f"data.{key}: the pattern {pat!r} matches no file "
-                             f"(working directory {os.getcwd()})", "fix the pattern or the working directory")
-
-
-def check_paths(config: Config, problems: Problems) -> None:
-    """The cache folder can be a folder; local model paths of hf/vllm graders exist."""
-    cache = Path(config.grading.cache_dir)
-    if cache.exists() and not cache.is_dir():
-        problems.add(cache, None, "grading.cache_dir is a file, not a folder", "name a folder (it is created)")
-    for corpus in config.data.corpus:
-        if not Path(corpus).is_file():
-            problems.add(corpus, None, "corpus file not found", "check data.corpus")
-    for i, g in enumerate(config.graders):
-        if g.backend not in ("hf", "vllm") or not g.model:
-            continue
-        model = g.model
-        looks_local = model.startswith((".", "/", "~")) or model.endswith(".gguf") or model.count("/") != 1
-        if looks_local and not Path(model).expanduser().exists():
-            problems.add("config", None, f"graders[{i}].model: {model!r} does not exist",
-                         "give an existing model folder or .gguf file, or a hub id (org/name) in the local HF cache")
-            continue
-        gguf = g.options.get("gguf_file")
-        if gguf and Path(model).is_dir() and not (Path(model) / str(gguf)).is_file():
-            found = sorted(p.name for p in Path(model).glob("*.gguf"))
-            problems.add("config", None, f"graders[{i}].options.gguf_file: {gguf!r} is not in {model}",
-                         f"name one of: {', '.join(found)}" if found else "put the GGUF file there")
-
-
-def check_baseline(config: Config, inputs: Inputs | None, problems: Problems) -> None:
+def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, problems: Problems) -> None:
     """The significance baseline is one of the systems."""
     baseline = config.metrics.significance.baseline
     if not baseline or inputs is None or inputs.rankings.empty:
@@ -160,7 +59,8 @@ def check_baseline(config: Config, inputs: Inputs | None, problems: Problems) ->
 
         close = difflib.get_close_matches(baseline, sorted(systems), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        problems.add("config", None, f"metrics.significance.baseline {baseline!r} is not a system",
+        problems.add(*src.locate(("metrics", "significance", "baseline")),
+                     f"metrics.significance.baseline {baseline!r} is not a system",
                      f"{hint}name one of {', '.join(sorted(systems)[:10])}{' ...' if len(systems) > 10 else ''}, "
                      "or null for no p-values")
 
@@ -191,6 +91,87 @@ def check_generation(config: Config, problems: Problems) -> None:
         problems.items.extend(getattr(exc, "problems", []))
 
 
+def check_official_leaderboard(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> None:
+    """The official leaderboard shares at least :data:`MIN_SHARED_SYSTEMS` systems with the experiment; systems
+    on one side only are named in a warning (they take no part in the correlation)."""
+    path = config.data.official_leaderboard
+    if not path or inputs.rankings.empty:
+        return
+    from autograde.ingest import read_official_leaderboard
+
+    official = read_official_leaderboard(path, Problems())  # its format problems come from ingest
+    if not official:
+        return
+    systems = set(inputs.rankings["run"])
+    shared = systems & set(official)
+    if len(shared) < MIN_SHARED_SYSTEMS:
+        problems.add(path, None, f"the official leaderboard shares {len(shared)} system(s) with the experiment "
+                     f"({', '.join(sorted(shared)) or 'none'}; it names {', '.join(sorted(official)[:6])}"
+                     f"{' ...' if len(official) > 6 else ''}; the experiment has {', '.join(sorted(systems)[:6])}"
+                     f"{' ...' if len(systems) > 6 else ''}); a rank correlation needs at least {MIN_SHARED_SYSTEMS}",
+                     "name the systems by their run tags in the leaderboard, or remove data.official_leaderboard")
+        return
+    only_official = sorted(set(official) - systems)
+    only_ours = sorted(systems - set(official))
+    if only_official:
+        logger.warning("%s: %d system(s) of the official leaderboard are not in the experiment and are left out "
+                       "of the correlation: %s", path, len(only_official), ", ".join(only_official[:10]))
+    if only_ours:
+        logger.warning("%s: %d system(s) of the experiment are not on the official leaderboard and are left out "
+                       "of the correlation: %s", path, len(only_ours), ", ".join(only_ours[:10]))
+
+
+def check_gold_answers(config: Config, banks: dict[str, Bank], src: ConfigSource, problems: Problems) -> None:
+    """A grader whose prompt checks answers against the answer key has gold answers for every item."""
+    from autograde.grading.prompts import get_prompt
+
+    for g in config.graders:
+        if g.backend == "embedded" or not g.prompt_class or g.bank not in banks:
+            continue
+        try:
+            prompt = get_prompt(g.prompt_class)
+        except AutogradeError:
+            continue  # reported by the prompt checks
+        if prompt.answer_check != "answer_key" and prompt.kind != "verification":
+            continue
+        bank = banks[g.bank]
+        lacking = [it for it in bank.items if not it.gold_answers]
+        for it in lacking[:20]:
+            problems.add(config.banks[g.bank], bank.lines.get(it.query_id), f"item {it.item_id} of query "
+                         f"{it.query_id!r} has no gold answers, but grader {g.name!r} ({prompt.config_name}) grades "
+                         "against the answer key", "give the item \"gold_answers\": [...], remove it, or grade this "
+                         "bank with a prompt without an answer key")
+        if len(lacking) > 20:
+            problems.add(config.banks[g.bank], None, f"... and {len(lacking) - 20} more items without gold answers")
+
+
+def check_citations(config: Config, problems: Problems) -> None:
+    """Citations of generated answers point into their references, and the cited doc ids have corpus text.
+
+    Citations are not graded (the answer text is): an unknown cited doc id is a warning naming the file and line.
+    """
+    from autograde.io.answers import answer_citations
+
+    cited: dict[str, tuple[str, int]] = {}
+    for path in expand_globs(config.data.answers):
+        for doc_id, line in answer_citations(path, problems).items():
+            cited.setdefault(doc_id, (path, line))
+    if not cited or not config.data.corpus:
+        return
+    from autograde.io.corpus import read_corpus
+
+    found = read_corpus(config.data.corpus, Problems(), wanted=set(cited))
+    missing = sorted(set(cited) - set(found))
+    by_file: dict[str, list[str]] = {}
+    for doc_id in missing:
+        by_file.setdefault(cited[doc_id][0], []).append(doc_id)
+    for path, ids in by_file.items():
+        lines = sorted({cited[d][1] for d in ids})
+        logger.warning("%s:%d: %d cited doc id(s) are not in the corpus (%s): %s%s; citations are not graded (the "
+                       "answer text is), so they are only reported", path, lines[0], len(ids),
+                       ", ".join(config.data.corpus), ", ".join(ids[:10]), " ..." if len(ids) > 10 else "")
+
+
 def input_files(config: Config) -> list[str]:
     """Every file a run reads (for the check stamp)."""
     files = [config.data.queries, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
@@ -213,8 +194,13 @@ def _stamp_path(config: Config) -> Path:
     return Path(config.grading.cache_dir) / "checks" / f"{key}.json"
 
 
-def check_experiment(config: Config, source: str = "config", cached: bool = False) -> CheckReport:
-    """Run every check; raise one :class:`InputError` with all problems. ``cached``: skip when unchanged."""
+def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False) -> CheckReport:
+    """Run every check; raise one :class:`InputError` with all problems. ``cached``: skip when unchanged.
+
+    ``source`` is the config file (or its :class:`~autograde.experiment.ConfigSource`), so that problems of
+    config keys name their line.
+    """
+    src = ConfigSource.of(source)
     stamp = _stamp_path(config) if cached else None
     if stamp is not None and stamp.is_file():
         try:
@@ -226,19 +212,19 @@ def check_experiment(config: Config, source: str = "config", cached: bool = Fals
     from autograde.io.queries import read_queries
 
     problems = Problems()
-    check_paths(config, problems)
-    check_globs(config, problems)
-    check_prompts(config, problems)
-    check_thresholds(config, problems)
+    check_config(config, src, problems)
     queries = read_queries(config.data.queries, Problems())  # its problems come from ingest below
     from autograde.banks.checks import check_bank_generation
     from autograde.banks.config import banks_read_at_parse_time
 
-    check_bank_generation(config, queries or None, problems, source)
+    check_bank_generation(config, queries or None, problems, src)
     banks = read_banks(banks_read_at_parse_time(config), problems, queries or None, config.data.queries)
+    check_gold_answers(config, banks, src, problems)
     inputs = ingest(config, problems)
-    check_baseline(config, inputs, problems)
+    check_baseline(config, inputs, src, problems)
+    check_official_leaderboard(config, inputs, src, problems)
     check_generation(config, problems)
+    check_citations(config, problems)
     pool = check_pool_text(config, inputs, problems) if not problems else 0
     problems.raise_if_any()
     counts = {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
@@ -251,5 +237,5 @@ def check_experiment(config: Config, source: str = "config", cached: bool = Fals
             atomic_write_text(stamp, json.dumps(counts, sort_keys=True) + "\n")
         except OSError as exc:  # a read-only cache only costs the next run the checks again
             logger.debug("could not write the check stamp %s: %s", stamp, exc)
-    logger.info("%s: every input checked (%s)", source, ", ".join(f"{k} {v}" for k, v in counts.items()))
+    logger.info("%s: every input checked (%s)", src.path, ", ".join(f"{k} {v}" for k, v in counts.items()))
     return CheckReport(counts, inputs=inputs)

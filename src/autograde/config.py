@@ -166,19 +166,21 @@ class Config(Strict):
     def _generated_banks(cls, data: Any) -> Any:
         return add_generated_banks(data)  # a generated bank is a bank: enter the file its graders read
 
-    @model_validator(mode="after")
-    def _cross_checks(self) -> Config:
+    def cross_problems(self) -> list[tuple[tuple[Any, ...], str]]:
+        """Problems between sections, each with the key path it belongs to (``graders[1].bank``): run by
+        :func:`autograde.experiment.validate_config` after the model validated, so each names its file line."""
+        out: list[tuple[tuple[Any, ...], str]] = []
         names = [g.name for g in self.graders]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"grader names must be unique; repeated: {', '.join(dupes)}")
-        for g in self.graders:
+        for i, g in enumerate(self.graders):
+            if names.index(g.name) != i:
+                out.append((("graders", i, "name"), f"grader name {g.name!r} is used twice (graders[{names.index(g.name)}] "
+                            "has it already); names must be unique (they name output files)"))
             if g.bank != "direct" and g.bank not in self.banks:
-                raise ValueError(
-                    f"grader {g.name!r} uses bank {g.bank!r}, which is not under 'banks:' "
-                    f"(defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"
-                )
-        return self
+                close = difflib.get_close_matches(g.bank, list(self.banks), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                out.append((("graders", i, "bank"), f"grader {g.name!r} uses bank {g.bank!r}, which is not under "
+                            f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
+        return out
 
     def grader(self, name: str) -> GraderConfig:
         for g in self.graders:
@@ -232,7 +234,7 @@ def error_lines(exc: ValidationError | list[Any], root: type[BaseModel] = Config
         loc = tuple(err["loc"])
         full = (*prefix, *loc)
         path = ".".join(str(p) for p in full) or "(top level)"
-        msg = err["msg"]
+        msg = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
         if err["type"] == "extra_forbidden":
             model = _model_for_path(loc, root)
             valid = sorted(model.model_fields) if model is not None else []

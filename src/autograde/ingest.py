@@ -89,11 +89,8 @@ def ingest(config: Config, problems: Problems | None = None) -> Inputs:
     if not config.data.runs and not config.data.answers:
         probs.add("config", None, "no systems to evaluate", "set data.runs and/or data.answers")
     qrels: Qrels = read_qrels(config.data.qrels, probs) if config.data.qrels else {}
-    if config.data.official_leaderboard:
-        official = read_official_leaderboard(config.data.official_leaderboard, probs)
-        if official and tags_seen and not set(official) & set(tags_seen):
-            logger.warning("%s names none of the %d systems (e.g. %s); the correlation will be empty",
-                           config.data.official_leaderboard, len(tags_seen), ", ".join(sorted(tags_seen)[:5]))
+    if config.data.official_leaderboard:  # its systems are checked against ours by autograde.checks
+        read_official_leaderboard(config.data.official_leaderboard, probs)
     if own:
         probs.raise_if_any()
     unknown_q = sorted(set(qrels) - set(queries))

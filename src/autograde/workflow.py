@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,13 +37,18 @@ class WorkflowContext:
     """Where the experiment config came from."""
 
     @classmethod
-    def from_snakemake_config(cls, given: dict[str, Any], check_inputs: bool = True) -> WorkflowContext:
+    def from_snakemake_config(cls, given: dict[str, Any], check_inputs: bool = True,
+                              configfiles: Sequence[str | Path] = (),
+                              command_line: dict[str, Any] | None = None) -> WorkflowContext:
         """Resolve the experiment (replacing ``given``'s content with it, so rule scripts see the same config),
-        validate it, read queries and banks, and (``check_inputs``) check every input a run will read."""
+        validate it, read queries and banks, and (``check_inputs``) check every input a run will read.
+
+        ``configfiles`` and ``command_line`` are Snakemake's ``--configfile`` paths and ``--config`` values (to
+        refuse an incomplete ``--configfile`` and to attribute problems to the command line)."""
         from autograde.grading.shard import direct_items
         from autograde.io.bank import read_banks
 
-        raw, source = resolve_workflow_config(given)
+        raw, source = resolve_workflow_config(given, configfiles, command_line)
         config = validate_config(raw, source)
         given.clear()
         given.update(raw)
@@ -60,7 +65,7 @@ class WorkflowContext:
             check_experiment(config, source, cached=True)
         items = {g.name: (direct_items(queries) if g.bank == "direct" else banks[g.bank].by_query())
                  for g in config.graders if g.bank == "direct" or g.bank in banks}
-        return cls(config, queries, items, source)
+        return cls(config, queries, items, source.path)
 
     @property
     def results(self) -> str:

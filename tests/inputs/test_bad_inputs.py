@@ -116,17 +116,17 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("prompts: unknown prompt_class", edit_config(graders=[LLM_GRADER | {"prompt_class": "QuestionSelfRated"}]),
      "graders[0].prompt_class"),
     ("prompts: labels vs thresholds", edit_config(graders=[LLM_GRADER | {"bank": "direct", "prompt_class": "FagB"}]),
-     "qrels thresholds [3] of grader 'llm' are outside its grade range 0..1"),
+     "thresholds [3] of grader 'llm' (qrels.thresholds) are outside its grade range 0..1"),
     ("generation data", both(write("data/gen.jsonl", '{"golden_answers": ["x"], "pred_answer": 5}\n'),
                              edit_config(data__generation="data/gen.jsonl")), "gen.jsonl:1"),
     ("measures: unknown trec_eval name", edit_config(evaluation__measures=["ndcg@10"]), "unknown trec_eval measure 'ndcg@10'"),
     ("baseline: not a system", edit_config(metrics__significance__baseline="medium"),
      "metrics.significance.baseline 'medium' is not a system"),
     ("thresholds: above the grade range", edit_config(qrels__thresholds=[9]),
-     "qrels thresholds [9] of grader 'sim' are outside its grade range 0..5"),
+     "thresholds [9] of grader 'sim' (qrels.thresholds) are outside its grade range 0..5"),
     ("thresholds: negative", edit_config(qrels__thresholds=[-1]), "grade thresholds must be >= 1"),
     ("cache_dir is a file", both(write("cachefile", "x"), edit_config(grading__cache_dir="cachefile")),
-     "cachefile: grading.cache_dir is a file, not a folder"),
+     "grading.cache_dir 'cachefile' is a file, not a folder"),
     ("model path does not exist", edit_config(graders=[{"name": "llm", "backend": "hf", "bank": "questions",
                                                          "model": "models/nope.gguf",
                                                          "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"}]),
@@ -145,6 +145,40 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("bank: gold_answers not a list", replace("data/questions.jsonl", '"question_text": "Where do bees store nectar while foraging?"',
                                               '"question_text": "Where do bees store nectar while foraging?", "gold_answers": 5'),
      "questions.jsonl:1: gold_answers of item 0 of query 'q1' must be a list of strings"),
+    # the last mile (issue 17): silently accepted before
+    ("answers: citation outside the references",
+     write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": ["d3a"], '
+           '"answer": [{"text": "Wild yeast.", "citations": [0, 4]}]}\n', "a"),
+     "answers.jsonl:3: citation 4 of answer segment 0 (run 'gen', query 'q3') is not an index into its 1 references"),
+    ("official leaderboard: fewer than 3 shared systems", write("data/official.json", '{"good": 1, "x": 2, "y": 3}'),
+     "official.json: the official leaderboard shares 1 system(s) with the experiment (good;"),
+    ("embedded: model given", edit_config(graders__0__model="google/flan-t5-large"),
+     "graders[0] (sim): model: is not used by backend embedded"),
+    ("embedded: prompt_class typo", edit_config(graders__0__prompt_class="QuestionSelfRatedUnanswerablePrompt"),
+     "graders[0].prompt_class: unknown prompt class 'QuestionSelfRatedUnanswerablePrompt'; did you "
+     "mean 'QuestionSelfRatedUnanswerablePromptWithChoices'?"),
+    ("prompts: labels outside the grade scale",
+     both(write("prompts.yaml", CUSTOM_PROMPT.replace("{bogus}", "{question}").replace('"0": 0, "1": 1', '"0": -7, "1": 99')),
+          edit_config(graders=[LLM_GRADER | {"prompt_class": "MyRating", "thresholds": [1],
+                                             "options": {"custom_prompts": "prompts.yaml", "base_url": "http://127.0.0.1:9/v1"}}])),
+     "labels '0' -> -7, '1' -> 99 map outside the grade scale 0..5"),
+    ("bank: no gold answers for an answer-key grader",
+     edit_config(graders=[LLM_GRADER | {"prompt_class": "QuestionCompleteConcisePromptWithAnswerKey2", "scoring": "generate",
+                                        "thresholds": [1]}]),
+     "questions.jsonl:1: item q1/"),
+    ("queries: id with a space", write("data/queries.tsv", "q 4\twhat is a query\n", "a"),
+     "queries.tsv:4: query id 'q 4' contains whitespace"),
+    ("hf: model neither local nor in the HF cache",
+     edit_config(graders=[{"name": "llm", "backend": "hf", "bank": "questions", "model": "nobody/no-such-model",
+                           "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"}]),
+     "graders[0] (llm): model 'nobody/no-such-model' is neither a local folder nor in the local "
+     "Hugging Face cache"),
+    ("thresholds: the fix names the key that holds them",
+     both(edit_config(graders=[LLM_GRADER | {"bank": "direct", "prompt_class": "FagB"}]), edit_config(qrels__thresholds=[3, 6])),
+     "in qrels.thresholds, or give this grader its own: graders[0].thresholds: [1]"),
+    ("unknown bank: no pydantic prefix", edit_config(graders__0__bank="questionz"),
+     "graders.0.bank: grader 'sim' uses bank 'questionz', which is not under 'banks:' (did you mean "
+     "'questions'?"),
     ("answers: bare string segment", write("data/answers.jsonl", '{"run_id": "rag", "topic_id": "q3", "answer": ["plain text"]}\n', "a"),
      "answers.jsonl:3: answer segment 0 of run 'rag' for query 'q3' is not an object"),
 ]
@@ -174,14 +208,36 @@ def test_bad_input_is_reported_before_any_work(mini: Path, messages: io.StringIO
 
 
 def test_warnings_for_partial_inputs(mini: Path, messages: io.StringIO) -> None:
-    """A bank without items for a query and a leaderboard naming no system are warnings, not errors."""
+    """A bank without items for a query, a leaderboard naming a system the experiment lacks, and citations of doc
+    ids without corpus text are warnings naming the file and what is left out, not errors."""
     bank = mini.parent / "data/questions.jsonl"
     bank.write_text("".join(line + "\n" for line in bank.read_text().splitlines() if '"q3"' not in line))
-    (mini.parent / "data/official.json").write_text(json.dumps({"x": 1, "y": 2}))
+    (mini.parent / "data/official.json").write_text(json.dumps({"good": 1, "gen": 2, "bad": 3, "gone": 4}))
+    with (mini.parent / "data/answers.jsonl").open("a") as fh:
+        fh.write(json.dumps({"run_id": "gen", "topic_id": "q3", "references": ["d3a", "nowhere"],
+                             "answer": [{"text": "Wild yeast.", "citations": [0, 1]}]}) + "\n")
     assert main(["validate", "--config", str(mini)]) == 0
     text = messages.getvalue()
     assert "1 query(ies) have no test items and get no grades: q3" in text
-    assert "names none of the 3 systems" in text
+    assert ("official.json: 1 system(s) of the official leaderboard are not in the experiment and are left out of "
+            "the correlation: gone") in text
+    assert "answers.jsonl:3: 1 cited doc id(s) are not in the corpus (data/corpus.jsonl): nowhere" in text
+
+
+def test_config_problems_name_the_line_of_their_key(mini: Path, messages: io.StringIO) -> None:
+    """A problem about a config key names the line of that key in the config file."""
+    text = mini.read_text()
+    text = text.replace("    bank: questions\n", "    bank: questionz\n    model: x/y\n")
+    mini.write_text(text)
+    lines = text.splitlines()
+    bank_line = next(i for i, line in enumerate(lines, 1) if "questionz" in line)
+    assert main(["validate", "--config", str(mini)]) == 2
+    out = messages.getvalue()
+    assert f"config.yaml:{bank_line}: graders.0.bank: grader 'sim' uses bank 'questionz'" in out
+    assert "Value error" not in out and "(top level)" not in out
+    mini.write_text(text.replace("questionz", "questions"))
+    assert main(["validate", "--config", str(mini)]) == 2
+    assert f"config.yaml:{bank_line + 1}: graders[0] (sim): model: is not used by backend embedded" in messages.getvalue()
 
 
 def test_bom_is_dropped_and_absolute_globs_work(mini: Path, messages: io.StringIO) -> None:

@@ -15,9 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from helpers import REPO, SHARED, shared_data
 
+from autograde.errors import ConfigError
 from autograde.experiment import resolve_workflow_config
 
 
@@ -33,11 +35,41 @@ def jobs(dry: subprocess.CompletedProcess[str]) -> dict[str, int]:
 
 def test_resolution_rules() -> None:
     example, source = resolve_workflow_config({})
-    assert source == "config/experiments/example.yaml" and example["metrics"]["significance"]["baseline"] == "medium"
+    assert source.path == "config/experiments/example.yaml"
+    assert example["metrics"]["significance"]["baseline"] == "medium"
     full = {"data": {"queries": "q.tsv"}, "experiment": "ignored.yaml"}
-    assert resolve_workflow_config(full) == ({"data": {"queries": "q.tsv"}}, "the --configfile given to snakemake")
-    over, _ = resolve_workflow_config({"grading": {"shards": 9}})
+    raw, source = resolve_workflow_config(full)
+    assert raw == {"data": {"queries": "q.tsv"}} and source.path == "the config given to snakemake"
+    over, source = resolve_workflow_config({"grading": {"shards": 9}})
     assert over["grading"]["shards"] == 9 and over["data"] == example["data"]  # an override merges over the file
+    assert source.from_command_line(("grading", "shards")) and not source.from_command_line(("data", "queries"))
+
+
+def test_incomplete_configfile_is_refused(tmp_path: Path) -> None:
+    """A --configfile is used as it is: one that is not a whole experiment is refused, naming what it lacks."""
+    part = tmp_path / "part.yaml"
+    part.write_text("grading: {shards: 2}\n")
+    with pytest.raises(ConfigError, match=r"part\.yaml: not a complete experiment: it lacks data:, banks:, graders: "
+                       r"\(it has: grading:\)"):
+        resolve_workflow_config({"grading": {"shards": 2}}, [part], {})
+    res = snakemake(tmp_path, "-n", "--configfile", str(part))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "not a complete experiment" in out and "Traceback" not in out
+
+
+def test_command_line_overrides_are_attributed_to_the_command_line(mini: Path) -> None:
+    """A bad --config value is reported as the command line's, not at a line of the experiment file."""
+    res = snakemake(mini.parent, "-n", "--config", f"experiment={mini}", "grading={shard: 8}")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "Traceback" not in out
+    assert "command line (snakemake --config): 1 problem(s)" in out
+    assert "grading.shard: unknown key; did you mean 'shards'?" in out
+    assert f"{mini}:" not in out.split("command line (snakemake --config)")[0].split("cannot start")[-1]
+    # a problem in a --configfile names that file and its line
+    mini.write_text(mini.read_text().replace("  shards: 2", "  shards: 0"))
+    res = snakemake(mini.parent, "-n", "--configfile", str(mini))
+    line = next(i for i, t in enumerate(mini.read_text().splitlines(), 1) if "shards: 0" in t)
+    assert f"{mini}:{line}: grading.shards:" in res.stdout + res.stderr
 
 
 def test_another_experiment_inherits_nothing(mini: Path) -> None:

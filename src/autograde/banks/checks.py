@@ -15,11 +15,16 @@ from autograde.log import logger
 
 if TYPE_CHECKING:
     from autograde.config import Config
+    from autograde.experiment import ConfigSource
 
 
 def check_bank_generation(config: Config, queries: dict[str, str] | None, problems: Problems,
-                          source: str = "config") -> None:
-    """Add every problem of the ``bank_generation:`` section (and graders using generation prompts) to ``problems``."""
+                          source: str | ConfigSource = "config") -> None:
+    """Add every problem of the ``bank_generation:`` section (and graders using generation prompts) to ``problems``;
+    each names the config line of its key."""
+    from autograde.experiment import ConfigSource
+
+    src = ConfigSource.of(source)
     from pydantic import ValidationError
 
     from autograde.banks.config import edited_bank_path, generated_bank_path
@@ -34,20 +39,22 @@ def check_bank_generation(config: Config, queries: dict[str, str] | None, proble
         try:
             prompt = resolve_generation_prompt(name, cfg)
         except AutogradeError as exc:
-            problems.add(source, None, str(exc).split(" (fix: ")[0],
+            problems.add(*src.locate(("bank_generation", name, "prompt_class")), str(exc).split(" (fix: ")[0],
                          "pick one from 'autograde prompts --kind generation', or define it in options.custom_prompts")
         try:
             options_model(cfg.backend).model_validate(cfg.options)
         except ValidationError as exc:
             model = options_model(cfg.backend)
-            for line in error_lines(exc, model, (key, "options")):
-                problems.add(source, None, line, f"see the options of backend {cfg.backend} in README.md")
+            for err in exc.errors():
+                for line in error_lines([err], model, (key, "options")):
+                    problems.add(*src.locate(("bank_generation", name, "options", *err["loc"])), line,
+                                 f"see the options of backend {cfg.backend} in README.md")
         if cfg.backend in ("hf", "vllm"):
             model_path = cfg.model
             looks_local = model_path.startswith((".", "/", "~")) or model_path.endswith(".gguf") or \
                 model_path.count("/") != 1
             if looks_local and not Path(model_path).expanduser().exists():
-                problems.add(source, None, f"{key}.model: {model_path!r} does not exist",
+                problems.add(*src.locate(("bank_generation", name, "model")), f"{key}.model: {model_path!r} does not exist",
                              "give an existing model folder or .gguf file, or a hub id (org/name) in the local HF cache")
         if cfg.grade_with == "edited":
             edited = edited_bank_path(name, cfg)
@@ -69,10 +76,11 @@ def check_bank_generation(config: Config, queries: dict[str, str] | None, proble
             continue
         try:
             p = get_prompt(g.prompt_class)
-        except (KeyError, ValueError):
+        except AutogradeError:
             continue  # reported by the grader checks
         if p.kind == "generation":
-            problems.add(source, None, f"graders[{i}] ({g.name}): {p.config_name} is a test-bank generation prompt, "
+            problems.add(*src.locate(("graders", i, "prompt_class")),
+                         f"graders[{i}] ({g.name}): {p.config_name} is a test-bank generation prompt, "
                          "not a grading prompt", "use it under bank_generation:, and give the grader a grading prompt "
                          "(autograde prompts)")
 

@@ -134,3 +134,29 @@ def read_answers(path: str | Path, max_words: int = 400, problems: Problems | No
     if own:
         probs.raise_if_any()
     return out
+
+
+def answer_citations(path: str | Path, problems: Problems) -> dict[str, int]:
+    """The doc ids a TREC RAG 24 answers file cites, each with the first line citing it.
+
+    A citation is an index into the record's ``references`` (the TREC RAG 24 format); one that is not (not an
+    int, or out of range) is a problem naming the line. Records of other formats cite nothing.
+    """
+    p = str(path)
+    out: dict[str, int] = {}
+    for n, rec in iter_json_objects(p, Problems(), ""):  # format problems come from read_answers
+        refs = rec.get("references")
+        answer = rec.get("answer")
+        if not isinstance(answer, list):
+            continue
+        refs = refs if isinstance(refs, list) else []
+        for j, seg in enumerate(answer):
+            cites = seg.get("citations") if isinstance(seg, dict) else None
+            for c in cites if isinstance(cites, list) else []:
+                if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(refs):
+                    problems.add(p, n, f"citation {c!r} of answer segment {j} (run {rec.get('run_id')!r}, query "
+                                 f"{rec.get('topic_id')!r}) is not an index into its {len(refs)} references",
+                                 "cite by position in 'references' (0 = the first), as TREC RAG 24 does")
+                    continue
+                out.setdefault(str(refs[c]), n)
+    return out

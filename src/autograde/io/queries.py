@@ -8,8 +8,17 @@ from autograde.errors import Problems
 from autograde.io.text import iter_lines, load_json_file
 
 
+def query_id_problem(qid: str) -> str | None:
+    """Why ``qid`` cannot be a query id (TREC run and qrels files split on whitespace), or None."""
+    if not qid:
+        return "the query id is empty"
+    if any(c.isspace() for c in qid):
+        return f"query id {qid!r} contains whitespace, which TREC run and qrels files cannot hold"
+    return None
+
+
 def read_queries(path: str | Path, problems: Problems | None = None) -> dict[str, str]:
-    """Read queries; duplicate ids and empty texts are reported with their line."""
+    """Read queries; duplicate ids, ids with whitespace and empty texts are reported with their line."""
     own = problems is None
     probs = problems if problems is not None else Problems()
     out: dict[str, str] = {}
@@ -22,6 +31,10 @@ def read_queries(path: str | Path, problems: Problems | None = None) -> dict[str
             probs.add(p, None, "expected a JSON object {query_id: text}", 'write {"query_id": "query text", ...}')
             data = {}
         for qid, text in data.items():
+            why = query_id_problem(str(qid))
+            if why:
+                probs.add(p, None, why, "use ids without spaces (e.g. replace them by '_') in every input file")
+                continue
             if not isinstance(text, str) or not text.strip():
                 probs.add(p, None, f"query {qid!r} has no text", "give every query a non-empty text")
                 continue
@@ -35,6 +48,10 @@ def read_queries(path: str | Path, problems: Problems | None = None) -> dict[str
                 probs.add(p, n, "expected 'query_id<TAB>query text'", "separate the id and the text by one tab")
                 continue
             qid = cols[0].strip()
+            why = query_id_problem(qid)
+            if why:
+                probs.add(p, n, why, "use ids without spaces (e.g. replace them by '_') in every input file")
+                continue
             if qid in out:
                 probs.add(p, n, f"duplicate query id {qid!r}", "keep one line per query")
                 continue
