@@ -85,6 +85,20 @@ class SmolLM2Chat:
             return result
 
 
+class FixedChat:
+    """A model that gives the same answer to every prompt (an endpoint whose model ignores the instructions)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.calls = 0
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int, top_logprobs: int | None) -> dict[str, Any]:
+        self.calls += 1
+        first = self.text.split()[0] if self.text.split() else ""
+        return {"text": self.text, "finish_reason": "stop", "prompt_tokens": 1, "completion_tokens": 1,
+                "first": {"token": first, "logprob": 0.0, "top": [(first, 0.0)]}}
+
+
 @dataclass
 class Faults:
     """Which requests fail. Shares are of (request, attempt) pairs, decided by a seeded hash."""
@@ -96,15 +110,20 @@ class Faults:
     always_fail: tuple[str, ...] = ()
     garbage: tuple[str, ...] = ()
     """Substrings that make the server answer 200 with a body that is not JSON (a broken proxy)."""
+    empty_choices: tuple[str, ...] = ()
+    """Substrings that make the server answer 200 with a completion whose ``choices`` list is empty."""
     hang_s: float = 3.0
     retry_after_s: float = 0.05
 
     def decide(self, content: str, key: str, attempt: int) -> str:
-        """``ok``, ``500``, ``429``, ``hang`` or ``always`` for the ``attempt``-th arrival of request ``key``."""
+        """``ok``, ``500``, ``429``, ``hang``, ``garbage``, ``empty`` or ``always`` for the ``attempt``-th arrival of
+        request ``key``."""
         if any(s in content for s in self.always_fail):
             return "always"
         if any(s in content for s in self.garbage):
             return "garbage"
+        if any(s in content for s in self.empty_choices):
+            return "empty"
         digest = hashlib.sha256(f"{self.seed}:{key}:{attempt}".encode()).digest()
         u = int.from_bytes(digest[:8], "big") / 2**64
         if u < self.share_500:
@@ -213,6 +232,10 @@ class LoopbackServer:
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
+                    return
+                if outcome == "empty":
+                    self._send(200, {"id": f"chatcmpl-{key[:12]}", "object": "chat.completion",
+                                     "created": int(time.time()), "model": server.model_name, "choices": []})
                     return
                 if outcome == "429":
                     self._send(429, {"error": {"message": "injected rate limit", "type": "rate_limit"}},

@@ -62,6 +62,10 @@ class EndpointError(AutogradeError, RuntimeError):
     """An LLM endpoint or engine gave no usable answer for a whole grading job (the cause is in the message)."""
 
 
+class UnparseableAnswersError(AutogradeError, RuntimeError):
+    """A grader answered, but none of its answers could be turned into a grade (the cause and fix in the message)."""
+
+
 class InputError(AutogradeError, ValueError):
     """Raised with every problem found in the inputs, one per line."""
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.errors import EndpointError, InputError, Problem, Problems
+from autograde.errors import EndpointError, InputError, Problem, Problems, UnparseableAnswersError
 from autograde.log import logger
 
 if TYPE_CHECKING:
@@ -97,8 +97,19 @@ def run_grade(config: Config, grader_name: str, pool_path: str | Path, queries_p
 
 def check_failures(stats: dict[str, Any], failures: list[dict[str, Any]], allowed: float, grader: str,
                    shard: str) -> None:
-    """Stop a grading job whose pairs failed (no answer at all, not unparseable), naming the cause and the fix."""
+    """Stop a grading job whose pairs failed (no answer at all), or whose answers were all unparseable (no
+    grade at all: every later stage would have nothing), naming the cause and the fix."""
     pairs, n_failed = int(stats.get("pairs") or 0), int(stats.get("failed") or 0)
+    n_unparseable = int(stats.get("unparseable") or 0)
+    if pairs and n_unparseable and not int(stats.get("ok") or 0) and n_unparseable + n_failed == pairs:
+        raw = next((str(f.get("raw") or "") for f in failures if f.get("parse_status") == "unparseable"), "")
+        why = next((str(f.get("error") or "") for f in failures if f.get("parse_status") == "unparseable"), "")
+        raise UnparseableAnswersError(
+            f"grader {grader!r}{f' shard {shard}' if shard else ''}: none of the {pairs} answers could be turned into "
+            f"a grade (e.g. {raw[:80]!r}: {why}); the model does not answer in the form the prompt asks for (fix: use "
+            "scoring: logits, which reads label-token probabilities and never fails to parse, where the endpoint "
+            "gives logprobs; or set options.tolerant_parse: true; or use a model that follows the prompt; the "
+            "answers are in the grade cache and in the job log)")
     if not pairs or not n_failed:
         return
     errors: dict[str, int] = {}

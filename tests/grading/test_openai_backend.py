@@ -184,3 +184,19 @@ def test_a_reply_that_is_not_json_fails_only_its_request(server: LoopbackServer,
             assert r.parse_status == "failed" and not r.deterministic and "unusable reply" in r.error, r
         else:
             assert (r.parse_status, r.grade) == ("ok", clean.grade)
+
+
+def test_a_reply_without_choices_fails_only_its_request(server: LoopbackServer, clean_logits: list) -> None:
+    bad = REQS[2].passage_text[:60]
+    server.faults = Faults(empty_choices=(bad,))
+    try:
+        g = oai(server, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02)
+        results = g.grade_batch(REQS)
+    finally:
+        server.faults = Faults()
+    for i, (r, clean) in enumerate(zip(results, clean_logits, strict=True)):
+        if i == 2:
+            assert r.parse_status == "failed" and not r.deterministic, r
+            assert "the completion has no choices" in r.error and "gave up after 2 attempts" in r.error
+        else:
+            assert (r.parse_status, r.grade) == ("ok", clean.grade)

@@ -20,6 +20,8 @@ template) instead of recomputing it per row (``prefix_cache``; same outputs up t
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -76,6 +78,23 @@ def _sha256_cached(path: Path) -> str:
     if key not in _FINGERPRINTS:
         _FINGERPRINTS[key] = file_sha256(str(path))
     return _FINGERPRINTS[key]
+
+
+@contextmanager
+def _loading(owner: str, model: str, local_only: bool) -> Iterator[None]:
+    """Turn the ways a model fails to load (not downloaded, no network, a broken folder) into one message with
+    the fix, so a grading job fails with it in its log instead of library tracebacks."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:  # huggingface_hub's LocalEntryNotFoundError / HTTP errors are OSErrors
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        where = ("it is neither a local folder nor in the local Hugging Face cache" if local_only else
+                 "it could not be read locally nor downloaded from the Hugging Face hub")
+        raise GraderSetupError(
+            f"{owner!r} (backend hf): cannot load model {model!r}: {where} ({type(exc).__name__}: {cause[:300]}) "
+            f"(fix: download it first with huggingface-cli download {model} on a machine with internet, into the "
+            "cache the jobs use ($HF_HOME), or set model: to a local folder or .gguf file; autograde validate checks "
+            "this before any job)") from None
 
 
 def _resolve_model(model: str, gguf_file: str | None) -> tuple[str, str | None]:
@@ -138,7 +157,6 @@ class HFBackend(TokenizerBackend):
     def __init__(self, model: str | None, options: Options, owner: str = "hf") -> None:
         """Load ``model`` (hub id, local directory or .gguf file); ``owner`` names the grader or bank in logs."""
         import torch
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
         if not model:
             raise GraderSetupError(f"{owner!r} (backend hf) needs model: a hub id, local directory or .gguf file")
@@ -169,19 +187,8 @@ class HFBackend(TokenizerBackend):
             entry[3] += 1
             self.model, self.tokenizer, self.seq2seq = entry[0], entry[1], entry[2]
         else:
-            mconf = AutoConfig.from_pretrained(self.model_path, **load_kw)
-            self.seq2seq = bool(getattr(mconf, "is_encoder_decoder", False))
-            cls = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
-            logger.info("hf %s: loading %s%s (%s, %s, %s)", owner, self.model_path,
-                        f" [{self.gguf_file}]" if self.gguf_file else "", "seq2seq" if self.seq2seq else "causal",
-                        self.device, self.dtype)
-            self.model = cls.from_pretrained(self.model_path, dtype=self.dtype, **load_kw).to(self.device).eval()
-            tok_path = options.tokenizer or self.model_path
-            tok_kw = dict(load_kw) if options.tokenizer is None else {"local_files_only": options.local_files_only}
-            self.tokenizer = AutoTokenizer.from_pretrained(tok_path, **tok_kw)
-            if self.tokenizer.pad_token_id is None:
-                self.tokenizer.pad_token = self.tokenizer.eos_token
-            _LOADED[self._cache_key] = [self.model, self.tokenizer, self.seq2seq, 1]
+            with _loading(owner, self.model_path, options.local_files_only):
+                self._load(owner, options, load_kw)
         self.pad_id = int(self.tokenizer.pad_token_id)
         chat = (not self.seq2seq and options.chat_template == "auto"
                 and bool(getattr(self.tokenizer, "chat_template", None)))
@@ -212,6 +219,24 @@ class HFBackend(TokenizerBackend):
         if labels is not None:
             ident["label_tokens"] = self.label_tokens(labels).describe()
         return ident
+
+    def _load(self, owner: str, options: Options, load_kw: dict[str, Any]) -> None:
+        """Load config, model and tokenizer (shared with later graders of this process)."""
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+        mconf = AutoConfig.from_pretrained(self.model_path, **load_kw)
+        self.seq2seq = bool(getattr(mconf, "is_encoder_decoder", False))
+        cls = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
+        logger.info("hf %s: loading %s%s (%s, %s, %s)", owner, self.model_path,
+                    f" [{self.gguf_file}]" if self.gguf_file else "", "seq2seq" if self.seq2seq else "causal",
+                    self.device, self.dtype)
+        self.model = cls.from_pretrained(self.model_path, dtype=self.dtype, **load_kw).to(self.device).eval()
+        tok_path = options.tokenizer or self.model_path
+        tok_kw = dict(load_kw) if options.tokenizer is None else {"local_files_only": options.local_files_only}
+        self.tokenizer = AutoTokenizer.from_pretrained(tok_path, **tok_kw)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        _LOADED[self._cache_key] = [self.model, self.tokenizer, self.seq2seq, 1]
 
     def close(self) -> None:
         """Drop this grader's hold on the model; the last holder frees it."""

@@ -187,7 +187,11 @@ class OpenAIBackend(LLMBackend):
             async with sem:
                 self.stats["requests"] += 1
                 try:
-                    return await client.chat.completions.create(**payload, timeout=self.options.timeout_s)
+                    reply = await client.chat.completions.create(**payload, timeout=self.options.timeout_s)
+                    problem = _reply_problem(reply)
+                    if problem is None:
+                        return reply
+                    last = problem  # an empty or malformed reply: retried, then fails this request only
                 except openai.APIStatusError as exc:
                     last = _scrub(f"HTTP {exc.status_code}: {exc.message}", key)
                     if exc.status_code not in RETRY_STATUS and exc.status_code < 500:
@@ -255,6 +259,16 @@ class OpenAIBackend(LLMBackend):
     def generate(self, inputs: list[str], decoding: Decoding) -> list[Generation | Failure]:
         outs = self._run([self._payload(t, decoding.max_new_tokens, False, decoding) for t in inputs])
         return [o if isinstance(o, Failure) else Generation(o.choices[0].message.content or "") for o in outs]
+
+
+def _reply_problem(reply: Any) -> str | None:
+    """Why a chat completion cannot be used (no choices, no message), or None."""
+    choices = getattr(reply, "choices", None)
+    if not choices:
+        return "unusable reply: the completion has no choices"
+    if getattr(choices[0], "message", None) is None:
+        return "unusable reply: the first choice has no message"
+    return None
 
 
 def _retry_after(exc: Any) -> float | None:

@@ -69,14 +69,80 @@ def _row(req: GradeRequest, res: GradeResult, key: str, cfg: GraderConfig, gid: 
     }
 
 
+@dataclass
+class _MissGrading:
+    """The cache misses of one shard, graded batch by batch while other jobs may share the cache.
+
+    Before each batch the job claims its keys in the cache (another job sharing the cache may be computing some
+    of them: those are deferred and picked up from the cache when that job has stored them; see
+    :mod:`autograde.grading.cache`). The cache is appended after every batch.
+    """
+
+    grader: Grader
+    cache: GradeCache
+    requests: list[GradeRequest]
+    keys: list[str]
+    results: dict[str, GradeResult]
+    batch_size: int
+    poll_s: float
+    computed: int = 0
+    from_others: int = 0
+
+    def take_fresh(self, wanted: set[str]) -> None:
+        """Results other jobs sharing the cache stored meanwhile (refresh reads each new line once)."""
+        for k, rec in self.cache.refresh(wanted).items():
+            if k not in self.results:
+                self.results[k] = result_from_record(rec)
+                self.from_others += 1
+
+    def run(self, misses: list[int], desc: str) -> None:
+        keys, results = self.keys, self.results
+        wanted = {keys[i] for i in misses}
+        bar = progress_bar(len(misses), desc)
+        try:
+            pending, waiting = list(misses), []  # waiting: claimed by another job sharing the cache
+            while pending or waiting:
+                self.take_fresh(wanted)
+                pending = [i for i in pending if keys[i] not in results]
+                waiting = [i for i in waiting if keys[i] not in results]
+                if not pending:
+                    if not waiting:
+                        break
+                    pending, waiting = self._reclaim(waiting)  # their claimant may have died
+                    if not pending:
+                        time.sleep(self.poll_s)
+                        continue
+                head, pending = pending[: self.batch_size], pending[self.batch_size:]
+                granted = set(self.cache.claim([keys[i] for i in head]))
+                waiting += [i for i in head if keys[i] not in granted]
+                # a claim is released only after its results are stored: read them now, then grade the rest
+                self.take_fresh(wanted)
+                self.cache.release({k for k in granted if k in results})
+                batch = [i for i in head if keys[i] in granted and keys[i] not in results]
+                if batch:
+                    self._grade(batch)
+                    bar.update(len(batch))
+        finally:
+            bar.close()
+
+    def _reclaim(self, waiting: list[int]) -> tuple[list[int], list[int]]:
+        granted = set(self.cache.claim([self.keys[i] for i in waiting]))
+        return [i for i in waiting if self.keys[i] in granted], [i for i in waiting if self.keys[i] not in granted]
+
+    def _grade(self, batch: list[int]) -> None:
+        out = self.grader.grade_batch([self.requests[i] for i in batch])
+        if len(out) != len(batch):
+            raise RuntimeError(f"the grader returned {len(out)} results for {len(batch)} requests")
+        for i, res in zip(batch, out, strict=True):
+            self.results[self.keys[i]] = res
+        self.cache.append([(self.keys[i], res) for i, res in zip(batch, out, strict=True)])
+        self.cache.release([self.keys[i] for i in batch])
+        self.computed += len(batch)
+
+
 def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConfig, cache_dir: str | Path,
                    batch_size: int = 64, poll_s: float = 2.0) -> ShardOutcome:
-    """Grade ``requests`` through the cache; only cache misses reach ``grader``.
-
-    Misses are graded in batches sorted by input length. Before each batch the job claims its keys in the cache
-    (another job sharing the cache may be computing some of them: those are deferred and picked up from the
-    cache when that job has stored them; see :mod:`autograde.grading.cache`).
-    """
+    """Grade ``requests`` through the cache; only cache misses reach ``grader``, in batches sorted by length."""
     t0 = time.perf_counter()
     identity = grader.identity()
     gid = identity_hash(identity)
@@ -90,61 +156,28 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
     logger.info("grader %s: %d pairs, %d from cache, %d to grade in batches of %d",
                 cfg.name, len(keys), n_cached, len(misses), batch_size)
     t_model = time.perf_counter()
-    computed = 0
-    from_others = 0
-    bar = progress_bar(len(misses), f"grading {cfg.name}")
-    wanted = {keys[i] for i in misses}
-
-    def take_fresh() -> int:
-        """Results other jobs sharing the cache stored meanwhile (every key of ours: refresh reads each line once)."""
-        new = 0
-        for k, rec in cache.refresh(wanted).items():
-            if k not in results:
-                results[k] = result_from_record(rec)
-                new += 1
-        return new
-
+    work = _MissGrading(grader, cache, requests, keys, results, batch_size, poll_s)
     try:
-        pending = list(misses)
-        waiting: list[int] = []  # claimed by another job sharing the cache
-        while pending or waiting:
-            from_others += take_fresh()
-            pending = [i for i in pending if keys[i] not in results]
-            waiting = [i for i in waiting if keys[i] not in results]
-            if not pending:
-                if not waiting:
-                    break
-                granted = set(cache.claim([keys[i] for i in waiting]))  # their claimant may have died
-                pending = [i for i in waiting if keys[i] in granted]
-                waiting = [i for i in waiting if keys[i] not in granted]
-                if not pending:
-                    time.sleep(poll_s)
-                    continue
-            head, pending = pending[:batch_size], pending[batch_size:]
-            granted = set(cache.claim([keys[i] for i in head]))
-            waiting += [i for i in head if keys[i] not in granted]
-            # a claim is released only after its results are stored: read them now, then grade the rest
-            from_others += take_fresh()
-            cache.release({k for k in granted if k in results})
-            batch = [i for i in head if keys[i] in granted and keys[i] not in results]
-            if not batch:
-                continue
-            out = grader.grade_batch([requests[i] for i in batch])
-            if len(out) != len(batch):
-                raise RuntimeError(f"grader {cfg.name} returned {len(out)} results for {len(batch)} requests")
-            for i, res in zip(batch, out, strict=True):
-                results[keys[i]] = res
-            cache.append([(keys[i], res) for i, res in zip(batch, out, strict=True)])
-            cache.release([keys[i] for i in batch])
-            computed += len(batch)
-            bar.update(len(batch))
+        work.run(misses, f"grading {cfg.name}")
     finally:
-        bar.close()
         cache.close()
-    if from_others:
+    if work.from_others:
         logger.info("grader %s: %d pair(s) were graded meanwhile by another job sharing the cache", cfg.name,
-                    from_others)
+                    work.from_others)
     model_s = time.perf_counter() - t_model
+    outcome = _outcome(requests, keys, results, cfg, gid)
+    # cached: pairs answered from the cache; computed: distinct model inputs sent to the grader this run
+    outcome.stats.update({
+        "cached": n_cached + work.from_others, "computed": work.computed, "model_seconds": round(model_s, 3),
+        "total_seconds": round(time.perf_counter() - t0, 3),
+        "prompts_per_s": round(work.computed / model_s, 2) if work.computed and model_s > 0 else None,
+    })
+    return outcome
+
+
+def _outcome(requests: list[GradeRequest], keys: list[str], results: dict[str, GradeResult], cfg: GraderConfig,
+             gid: str) -> ShardOutcome:
+    """The shard's grades table, failures and counts."""
     rows = [_row(r, results[k], k, cfg, gid) for r, k in zip(requests, keys, strict=True)]
     grades = pd.DataFrame(rows, columns=GRADE_COLUMNS)
     grades["grade"] = grades["grade"].astype("Int64")
@@ -154,15 +187,10 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
         for r in rows if r["parse_status"] != "ok"
     ]
     status = Counter(r["parse_status"] for r in rows)
-    legacy = sum(1 for k in keys if results[k].extra.get("legacy_fallback"))
-    # cached: pairs answered from the cache; computed: distinct model inputs sent to the grader this run
     stats = {
         "grader": cfg.name, "grader_id": gid, "pairs": len(rows), "unique_inputs": len(set(keys)),
-        "cached": n_cached + from_others, "computed": computed, "ok": status.get("ok", 0),
-        "unparseable": status.get("unparseable", 0), "failed": status.get("failed", 0),
-        "legacy_fallback": legacy,
-        "model_seconds": round(model_s, 3), "total_seconds": round(time.perf_counter() - t0, 3),
-        "prompts_per_s": round(computed / model_s, 2) if computed and model_s > 0 else None,
+        "ok": status.get("ok", 0), "unparseable": status.get("unparseable", 0), "failed": status.get("failed", 0),
+        "legacy_fallback": sum(1 for k in keys if results[k].extra.get("legacy_fallback")),
     }
     return ShardOutcome(grades, failures, stats)
 

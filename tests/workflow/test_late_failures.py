@@ -1,0 +1,107 @@
+"""Failures that only a grading job can see, in a real Snakemake run: the job fails with the cause and the fix in
+its log, and there is no traceback anywhere (job log, Snakemake's output).
+
+- an ``hf`` model that is neither local nor in the Hugging Face cache (the hub is unreachable);
+- an OpenAI-compatible endpoint whose model answers every prompt with text no grade can be read from;
+- an endpoint that answers some requests with an empty ``choices`` list: only those requests fail.
+
+The endpoints are the real loopback HTTP server of ``tests/loopback_server.py`` with a model that always gives the
+same answer (:class:`FixedChat`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import MINI_QUERIES, write_mini_dataset
+from helpers import REPO
+from loopback_server import Faults, FixedChat, LoopbackServer
+
+
+def snakemake(workdir: Path, grader: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run the workflow up to the grader's merged grades (the jobs these failures concern)."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "-c2", "--keep-going", f"results/grades/{grader}.parquet"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+
+
+def experiment(tmp_path: Path, grader: dict[str, object], **grading: object) -> Path:
+    cfg = write_mini_dataset(tmp_path, shards=2)
+    raw = yaml.safe_load(cfg.read_text())
+    raw["graders"] = [grader]
+    raw["grading"].update(grading)
+    raw.pop("cover", None)
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return cfg
+
+
+def job_logs(wd: Path) -> str:
+    return "".join(p.read_text() for p in sorted((wd / "logs" / "grade").rglob("*.log")))
+
+
+@pytest.fixture
+def fixed() -> Iterator[tuple[LoopbackServer, FixedChat]]:
+    chat = FixedChat("yes")
+    with LoopbackServer(chat) as srv:  # type: ignore[arg-type] - any object with complete() serves
+        yield srv, chat
+
+
+def openai_grader(srv: LoopbackServer, **options: object) -> dict[str, object]:
+    return {"name": "llm", "backend": "openai", "bank": "direct", "prompt_class": "FagB", "model": "fixed",
+            "scoring": "generate", "thresholds": [1],
+            "options": {"base_url": srv.base_url, "max_retries": 1, "backoff_base_s": 0.01, "backoff_max_s": 0.02,
+                        "timeout_s": 30, **options}}
+
+
+@pytest.mark.slow
+def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path) -> None:
+    experiment(tmp_path, {"name": "flan", "backend": "hf", "bank": "questions", "model": "nobody/no-such-model",
+                          "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices",
+                          "options": {"device": "cpu", "local_files_only": False}})
+    # validate says it will be downloaded (a warning); the hub is unreachable, so the job cannot get it
+    env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
+    res = snakemake(tmp_path, "flan", **env)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "is not in the local Hugging Face cache; the first grade job downloads it" in out
+    log = job_logs(tmp_path)
+    assert "cannot load model 'nobody/no-such-model'" in log and "fix: download it first" in log, log[-3000:]
+    assert "Traceback" not in log and "Traceback" not in out, out[-3000:]
+
+
+@pytest.mark.slow
+def test_unparseable_answers_fail_their_job(tmp_path: Path, fixed: tuple[LoopbackServer, FixedChat]) -> None:
+    srv, chat = fixed
+    chat.text = "Well, that depends on what you mean."
+    experiment(tmp_path, openai_grader(srv))
+    res = snakemake(tmp_path, "llm")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    log = job_logs(tmp_path)
+    assert "none of the" in log and "answers could be turned into a grade" in log and "scoring: logits" in log
+    assert "Traceback" not in log and "Traceback" not in out, out[-3000:]
+    assert not (tmp_path / "results/grades/llm.parquet").exists()  # leaderboards never see an empty grade table
+
+
+@pytest.mark.slow
+def test_empty_choices_fail_only_their_requests(tmp_path: Path, fixed: tuple[LoopbackServer, FixedChat]) -> None:
+    srv, _ = fixed
+    srv.faults = Faults(empty_choices=(MINI_QUERIES["q1"],))
+    experiment(tmp_path, openai_grader(srv), allow_failures=0.9, batch_size=16)
+    res = snakemake(tmp_path, "llm")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    failures = [json.loads(x) for x in (tmp_path / "results/grades/llm.failures.jsonl").read_text().splitlines()]
+    stats = json.loads((tmp_path / "results/grades/llm.stats.json").read_text())
+    assert failures and {f["query_id"] for f in failures} == {"q1"}  # only the requests that got no choices
+    assert all("the completion has no choices" in f["error"] for f in failures)
+    assert stats["ok"] == stats["pairs"] - len(failures) > 0
+    assert "Traceback" not in out and "IndexError" not in out + job_logs(tmp_path)
