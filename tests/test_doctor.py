@@ -160,6 +160,14 @@ def test_doctor_checks_an_openai_grader_endpoint(mini: Path, capsys: pytest.Capt
     code, out = doctor(mini, capsys, "--timeout", "2")
     assert code == 1
     assert "[fail] endpoint remote: cannot reach" in out and "fix: start the server" in out
+    assert "[ ok ] api key remote: OPENAI_API_KEY is not set; " in out  # a local server gets a placeholder key
+
+    raw["graders"][-1]["options"]["api_key_env"] = "AG_TEST_NEVER_SET_KEY"  # the endpoint down AND the key unset
+    mini.write_text(yaml.safe_dump(raw, sort_keys=False))
+    code, out = doctor(mini, capsys, "--timeout", "2")
+    assert code == 1 and "[fail] endpoint remote: cannot reach" in out
+    assert "[fail] api key remote: AG_TEST_NEVER_SET_KEY is not set in this environment" in out
+    assert "export AG_TEST_NEVER_SET_KEY=<your key>" in out
 
 
 def test_doctor_reports_config_and_input_problems(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,3 +218,20 @@ def test_grader_resources_by_backend(mini: Path, monkeypatch: pytest.MonkeyPatch
 def test_run_checks_skips_input_checks_without_a_config(tmp_path: Path) -> None:
     checks = run_checks(tmp_path / "missing.yaml")
     assert [(c.name, c.status) for c in checks] == [("config", "fail")]
+
+
+def test_autograde_experiment_selects_the_experiment_of_every_command(mini: Path, capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """$AUTOGRADE_EXPERIMENT names the experiment for doctor, validate and report alike (as for the workflow)."""
+    from autograde.cli import main
+
+    monkeypatch.setenv("AUTOGRADE_EXPERIMENT", str(mini))
+    assert main(["doctor", "--no-estimate"]) == 0
+    assert f"[ ok ] config: {mini} is valid; graders: sim (embedded)" in capsys.readouterr().out
+    assert main(["validate"]) == 0
+    assert '"systems": 3' in capsys.readouterr().out  # the tiny dataset's three systems, not the example's
+    assert main(["report"]) == 2  # the mini experiment has not been run: its grades do not exist yet
+    assert "input(s) of the reports are missing: results/grades/sim.parquet" in capsys.readouterr().err
+    monkeypatch.setenv("AUTOGRADE_EXPERIMENT", str(mini.parent / "missing.yaml"))
+    assert main(["validate"]) == 2
+    assert "missing.yaml: config file not found" in capsys.readouterr().err

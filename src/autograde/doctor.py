@@ -175,6 +175,7 @@ def check_models(config: Config, timeout: float = 5.0) -> list[Check]:
     out: list[Check] = []
     for g in config.graders:
         if g.backend == "openai":
+            out.append(check_api_key(g))
             out.append(check_endpoint(g.name, g.options.get("base_url") or DEFAULT_OPENAI_URL,
                                       api_key_env=str(g.options.get("api_key_env") or "OPENAI_API_KEY"),
                                       model=g.model, timeout=timeout))
@@ -247,6 +248,26 @@ def _check_hub_cache(g: GraderConfig, repo_id: str, filename: str = "config.json
                      "never downloads (options.local_files_only)", fix)
     return Check(name, "warn", f"{repo_id} is not in the local Hugging Face cache; it will be downloaded at run "
                  "time (compute nodes often have no internet)", fix)
+
+
+def check_api_key(g: GraderConfig) -> Check:
+    """The environment variable holding an openai grader's API key is set (its value is never printed).
+
+    A key is required for the OpenAI API (no ``options.base_url``) and wherever ``options.api_key_env`` names a
+    variable; a local server (``base_url`` given, no ``api_key_env``) gets a placeholder key.
+    """
+    name = f"api key {g.name}"
+    env = str(g.options.get("api_key_env") or "OPENAI_API_KEY")
+    if os.environ.get(env):
+        return Check(name, "ok", f"{env} is set")
+    named = "api_key_env" in g.options
+    if g.options.get("base_url") and not named:
+        return Check(name, "ok", f"{env} is not set; {g.options['base_url']} gets a placeholder key (a local server "
+                     "that checks no key)")
+    why = "options.api_key_env names it" if named else "the OpenAI API needs a key"
+    return Check(name, "fail", f"{env} is not set in this environment ({why}); every request of grader {g.name} "
+                 "would be refused", f"export {env}=<your key> before running (keys come from the environment, "
+                 "never from the config)")
 
 
 def check_endpoint(grader: str, base_url: str, api_key_env: str = "OPENAI_API_KEY", model: str | None = None,

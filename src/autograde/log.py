@@ -29,8 +29,8 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def setup_logging(level: int = logging.INFO) -> None:
-    """Configure the package logger once (stderr, one line per record)."""
-    if logger.handlers:
+    """Configure the package logger once (stderr, one line per record); other handlers (a job's log file) stay."""
+    if any(isinstance(h, _StderrHandler) for h in logger.handlers):
         if level < logger.level:
             logger.setLevel(level)
         return

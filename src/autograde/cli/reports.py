@@ -78,6 +78,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     r = _results_folder(args.results or config.results_dir)
     lay = Layout.of(r)
     graders = args.grader or [g.name for g in config.graders]
+    _require([lay.grades(g) for g in graders] + [lay.ingest(t) for t in ("judgments", "rankings", "queries")])
     for g in graders:
         spec = grader_report_spec(config, g)
         evaluations = {v: lay.evaluation(g, v) for v in spec.variants}
@@ -87,6 +88,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         sources = [s for s in config_leaderboard_sources(config, r) if s["grader"] in graders or s["grader"] == "human"]
         run_report_correlation(rc, sources, config.data.official_leaderboard, lay.reports("correlation.tsv"), r)
     return 0
+
+
+def _require(paths: list[str]) -> None:
+    """Every file a report reads exists; else one error naming the missing ones and how to make them."""
+    missing = [p for p in paths if not Path(p).is_file()]
+    if missing:
+        raise AutogradeError(f"{len(missing)} input(s) of the reports are missing: {', '.join(missing[:6])}"
+                             f"{' ...' if len(missing) > 6 else ''} (fix: run the workflow first: snakemake "
+                             f"{missing[0]} (or the whole workflow), or check --results and --grader)")
 
 
 def _results_folder(path: str) -> str:
