@@ -199,7 +199,8 @@ def run_leaderboards(evaluation_path: str | Path, measures: list[str], out_paths
 
 
 def add_significance(lb: pd.DataFrame, ev: pd.DataFrame, measure: str, sig: SignificanceConfig) -> pd.DataFrame:
-    """Columns p_value, p_adjusted, significant: paired permutation test of each system vs the baseline."""
+    """Columns p_value, p_adjusted, significant, p_method (exact or monte-carlo): paired permutation test of each
+    system vs the baseline."""
     from autograde.metrics.significance import compare_to_baseline
 
     per_q = ev[(ev["measure"] == measure) & (ev["query_id"] != "all")]
@@ -211,7 +212,7 @@ def add_significance(lb: pd.DataFrame, ev: pd.DataFrame, measure: str, sig: Sign
                                   f"have: {', '.join(sorted(table))}", "name one of them, or null for no p-values")])
     cmp = compare_to_baseline(table, sig.baseline, seed=sig.seed, n_resamples=sig.n_resamples, alpha=sig.alpha,
                               correction=sig.correction, p_value_variant=sig.p_value_variant)
-    cols = cmp.set_index("system")[["p_value", "p_adjusted", "significant"]]
+    cols = cmp.set_index("system")[["p_value", "p_adjusted", "significant", "p_method"]]
     out = lb.join(cols, on="run")
     out["baseline"] = sig.baseline
     return out

@@ -194,3 +194,16 @@ def test_argument_errors(files: Path, caplog: pytest.LogCaptureFixture) -> None:
     assert main(["metrics", "retrieval", "--qrels", str(files / "qrels.txt"), "--run", str(files / "a.run"),
                  "--cutoffs", "0", "--out", out]) == 2
     assert "cutoffs must be >= 1" in caplog.text
+
+
+def test_significance_names_the_judged_queries_a_run_lacks(files: Path) -> None:
+    """Run B has no ranking for q3 of the qrels: it scores 0 there (trec_eval -c), and the command says so, with
+    the file; the 3 queries give 8 sign flips, so the p-value is exact."""
+    out = files / "s.json"
+    res = cli("metrics", "significance", "--qrels", files / "qrels.txt", "--run-a", files / "a.run",
+              "--run-b", files / "b.run", "--out", out, "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert f"run B ({files / 'b.run'}) lacks 1 of the 3 judged queries (q3): they score 0 on every measure" \
+        in res.stderr and "--missing-queries skip" in res.stderr
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["results"]["mrr"]["p_method"] == "exact" and doc["results"]["mrr"]["n_queries"] == 3

@@ -11,6 +11,7 @@ import pytest
 from helpers import shared_data
 from scipy import stats
 
+from autograde.errors import UnknownNameError
 from autograde.metrics.config import RetrievalMetricsConfig
 from autograde.metrics.retrieval import load_qrels, load_runs, measure_specs, per_query_measures
 from autograde.metrics.significance import (
@@ -45,7 +46,8 @@ def test_same_seed_same_pvalues_and_every_measure(ab: tuple[dict, dict]) -> None
     assert list(first) == [s.name for s in measure_specs()]  # map, mrr, then ndcg/P/recall at 1..100
     assert len(first) == 2 + 3 * 6
     for r in first.values():
-        assert set(r) == {"A_mean", "B_mean", "diff", "p_value", "significant", "n_queries"}
+        assert set(r) == {"A_mean", "B_mean", "diff", "p_value", "significant", "n_queries", "p_method"}
+        assert r["p_method"] == "monte-carlo"  # 2^100 flips do not fit in 2000 resamples
         assert r["n_queries"] == 100 and r["significant"] == (r["p_value"] < 0.05)
     # recall@100 is 1 for both runs on every query: no difference, p = 1.
     assert first["recall@100"]["diff"] == 0.0 and first["recall@100"]["p_value"] == 1.0
@@ -184,7 +186,7 @@ def _systems() -> dict[str, dict[str, float]]:
 def test_compare_to_baseline_columns_and_holm() -> None:
     df = compare_to_baseline(_systems(), "base", seed=1, n_resamples=2000, alpha=0.05, correction="holm")
     assert list(df.columns) == ["system", "baseline", "A_mean", "B_mean", "diff", "p_value", "p_adjusted",
-                                "significant"]
+                                "significant", "p_method"]
     assert df["system"].tolist() == ["good", "same", "noise"] and set(df["baseline"]) == {"base"}
     assert df["p_adjusted"].tolist() == pytest.approx(holm(df["p_value"].to_numpy()).tolist())
     assert df["significant"].tolist() == (df["p_adjusted"] < 0.05).tolist()
@@ -193,7 +195,7 @@ def test_compare_to_baseline_columns_and_holm() -> None:
     assert bool(row.loc["good", "significant"]) and row.loc["same", "p_value"] == 1.0
     again = compare_to_baseline(_systems(), "base", seed=1, n_resamples=2000, correction="holm")
     assert again.equals(df)
-    with pytest.raises(ValueError, match="baseline 'nope' is not among the systems"):
+    with pytest.raises(UnknownNameError, match="baseline 'nope' is not among the systems"):
         compare_to_baseline(_systems(), "nope")
 
 
@@ -209,3 +211,24 @@ def test_all_pairs_with_bh() -> None:
         assert part["p_adjusted"].tolist() == pytest.approx(benjamini_hochberg(part["p_value"].to_numpy()).tolist())
     # Halving every value changes nothing in the test, only the means.
     assert df[df["measure"] == "m"]["p_value"].tolist() == df[df["measure"] == "m2"]["p_value"].tolist()
+
+
+def test_exact_when_every_sign_flip_fits() -> None:
+    """8 queries, 256 sign flips <= n_resamples: enumerated, not sampled (scipy's rule); p equals a full
+    enumeration, and where every flip lowers |mean| but the full one, p = 2/256 (never below it)."""
+    from autograde.metrics.significance import exact_sign_flip_counts
+
+    a = {f"q{i}": {"m": 0.5 + 0.05 * i} for i in range(8)}
+    b = {f"q{i}": {"m": 0.1 + 0.01 * i} for i in range(8)}
+    r = paired_test(a, b, n_resamples=10000, seed=3)["m"]
+    assert r["p_method"] == "exact" and r["p_value"] == 2 / 256
+    assert paired_test(a, b, n_resamples=10000, seed=99)["m"]["p_value"] == 2 / 256  # no randomness left
+    assert paired_test(a, b, n_resamples=255, seed=3)["m"]["p_method"] == "monte-carlo"
+    rng = np.random.default_rng(0)
+    d = rng.normal(0.02, 0.1, size=(8, 3))
+    brute = [sum(abs(sum(s * x for s, x in zip(signs, d[:, j], strict=True))) >= abs(d[:, j].sum()) - 1e-12
+                 for signs in itertools.product((1, -1), repeat=8)) for j in range(3)]
+    assert exact_sign_flip_counts(d).tolist() == brute
+    mixed = {f"q{i}": {"m": float(d[i, 0])} for i in range(8)}
+    zero = {f"q{i}": {"m": 0.0} for i in range(8)}
+    assert paired_test(mixed, zero, n_resamples=256)["m"]["p_value"] == brute[0] / 256

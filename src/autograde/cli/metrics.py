@@ -77,7 +77,7 @@ def _one_run(path: str) -> tuple[str, dict[str, dict[str, float]]]:
 def cmd_significance(args: argparse.Namespace) -> int:
     """Paired permutation test between two runs (--run-a/--run-b) or many (--run, optional --baseline)."""
     from autograde.metrics.report import markdown_table, result_document
-    from autograde.metrics.retrieval import load_qrels, load_runs, per_query_measures
+    from autograde.metrics.retrieval import load_qrels, load_runs, per_query_measures, warn_missing_queries
     from autograde.metrics.significance import compare_systems, paired_test
 
     mcfg = _load_metrics_config(args.config)
@@ -97,6 +97,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
                "query_set": "union of the two systems' queries; a missing side scores 0"}
     if pair_mode:
         (name_a, run_a), (name_b, run_b) = _one_run(args.run_a), _one_run(args.run_b)
+        warn_missing_queries(qrels, {name_a: run_a, name_b: run_b}, rcfg, {name_a: args.run_a, name_b: args.run_b})
         pa, pb = per_query_measures(qrels, run_a, rcfg), per_query_measures(qrels, run_b, rcfg)
         results = paired_test(pa, pb, n_resamples=scfg.n_resamples, seed=scfg.seed, alpha=scfg.alpha,
                               p_value_variant=scfg.p_value_variant, t_test=scfg.t_test, bootstrap=scfg.bootstrap,
@@ -111,6 +112,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
         md = f"A = {name_a} ({args.run_a}), B = {name_b} ({args.run_b})\n\n{table}\n"
     else:
         runs, sources = load_runs(args.run)
+        warn_missing_queries(qrels, runs, rcfg, sources)
         per_query = {name: per_query_measures(qrels, run, rcfg) for name, run in runs.items()}
         df = compare_systems(per_query, baseline=scfg.baseline, seed=scfg.seed, n_resamples=scfg.n_resamples,
                              alpha=scfg.alpha, correction=scfg.correction, p_value_variant=scfg.p_value_variant,

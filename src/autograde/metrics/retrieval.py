@@ -29,7 +29,7 @@ from autograde.io.trec import Qrels, RunDict, read_qrels, read_run, trec_order
 from autograde.log import logger
 from autograde.metrics.config import RetrievalMetricsConfig
 from autograde.metrics.report import markdown_table
-from autograde.metrics.trec import PerQuery, evaluate_run, mean_over_queries
+from autograde.metrics.trec import PerQuery, evaluate_run, mean_over_queries, query_sort_key
 
 __all__ = [
     "MeasureSpec",
@@ -124,6 +124,28 @@ def query_accounting(qrels: Qrels, run: RunDict, missing_queries: str) -> dict[s
     }
 
 
+def warn_missing_queries(qrels: Qrels, runs: Mapping[str, RunDict], cfg: RetrievalMetricsConfig,
+                         sources: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """Log, per run, the judged queries it has no ranking for and what happens to them; return them by run.
+
+    Under ``missing_queries: zero`` (trec_eval ``-c``) they score 0 on every measure, which silently lowers the
+    run's mean and, in a paired test, counts as a loss on each such query.
+    """
+    judged = {q for q, docs in qrels.items() if docs}
+    out: dict[str, list[str]] = {}
+    for name, run in runs.items():
+        missing = sorted(judged - set(run), key=query_sort_key)
+        if not missing:
+            continue
+        out[name] = missing
+        what = ("score 0 on every measure (trec_eval -c; use --missing-queries skip to leave them out)"
+                if cfg.missing_queries == "zero" else "are left out of its means (missing_queries: skip)")
+        logger.warning("run %s%s lacks %d of the %d judged queries (%s%s): they %s", name,
+                       f" ({sources[name]})" if sources and name in sources else "", len(missing), len(judged),
+                       ", ".join(missing[:8]), " ..." if len(missing) > 8 else "", what)
+    return out
+
+
 def evaluate_retrieval(qrels: Qrels, runs: Mapping[str, RunDict],
                        cfg: RetrievalMetricsConfig | None = None,
                        sources: Mapping[str, str] | None = None, qrels_source: str | None = None
@@ -144,12 +166,11 @@ def evaluate_retrieval(qrels: Qrels, runs: Mapping[str, RunDict],
     results: dict[str, dict[str, float]] = {}
     accounting: dict[str, dict[str, int | str]] = {}
     per_query: dict[str, PerQuery] = {}
+    warn_missing_queries(qrels, runs, cfg, sources)
     for name, run in runs.items():
         acc = query_accounting(qrels, run, cfg.missing_queries)
         if acc["in_both"] == 0:
             logger.warning("run %r shares no query with the qrels: every measure is 0", name)
-        if acc["missing_from_run"]:
-            logger.info("run %r lacks %d qrels queries (%s)", name, acc["missing_from_run"], acc["missing_policy"])
         pq = per_query_measures(qrels, run, cfg)
         names = list(next(iter(pq.values()))) if pq else [s.name for s in measure_specs(
             cfg.metrics, cfg.cutoffs, cfg.mrr_cutoff)]

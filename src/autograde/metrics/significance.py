@@ -12,6 +12,11 @@ on that query); p = (number of resamples with |mean| >= observed) / n_resamples,
 ``significant = p < alpha``. ``p_value_variant="plus_one"`` gives (count + 1) / (n + 1), which is never 0
 and is a valid Monte-Carlo p-value.
 
+Exact when cheap (as scipy's ``permutation_test``): when all 2^n sign flips of a comparison's n queries fit in
+``n_resamples``, they are enumerated instead of sampled, and p = (flips with |mean| >= observed) / 2^n, which
+counts the observed arrangement (the smallest two-sided p is 2 / 2^n). Every result says which was used
+(``p_method``: ``exact`` or ``monte-carlo``).
+
 Query set: the union of the queries of the two systems; a query one side lacks scores 0 on that side
 (as the reference). Per-query values normally come from :mod:`autograde.metrics.retrieval`, whose
 default (trec_eval ``-c``) already scores 0 every qrels query a run misses.
@@ -46,6 +51,7 @@ __all__ = [
     "bootstrap_ci",
     "compare_systems",
     "compare_to_baseline",
+    "exact_sign_flip_counts",
     "holm",
     "paired_test",
     "sign_flip_counts",
@@ -82,6 +88,32 @@ def sign_flip_counts(diffs: np.ndarray, n_resamples: int, rng: np.random.Generat
         flips = np.unpackbits(raw.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
         counts += (np.abs(total - 2.0 * (flips @ d)) >= threshold).sum(axis=0)
         done += size
+    return counts
+
+
+def exact_sign_flip_counts(diffs: np.ndarray, chunk_bytes: int = _CHUNK_BYTES) -> np.ndarray:
+    """For each column of ``diffs`` (queries x tests), how many of ALL 2^n sign flips reach |sum| >= |observed|.
+
+    The complete null distribution (the observed arrangement is one of the 2^n, so the smallest two-sided p is
+    2 / 2^n when every flip but the full one lowers |sum|): what :func:`sign_flip_counts` estimates by sampling.
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    if d.ndim == 1:
+        d = d[:, None]
+    n, cols = d.shape
+    if n > 40:
+        raise InvalidValueError(f"exact enumeration of 2^{n} sign flips is not feasible; sample them instead")
+    total = d.sum(axis=0)
+    threshold = np.abs(total) - 1e-12 * np.abs(d).sum(axis=0)
+    counts = np.zeros(cols, dtype=np.int64)
+    rows = max(1, chunk_bytes // (8 * max(n, cols, 1)))
+    start, end = 0, 1 << n
+    while start < end:
+        stop = min(end, start + rows)
+        codes = np.arange(start, stop, dtype=np.uint64)[:, None]
+        flips = ((codes >> np.arange(n, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(np.float64)
+        counts += (np.abs(total - 2.0 * (flips @ d)) >= threshold).sum(axis=0)
+        start = stop
     return counts
 
 
@@ -208,6 +240,13 @@ def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measure
     counts = sign_flip_counts(diffs, n_resamples, np.random.default_rng(seed))
     p_all = (counts + 1) / (n_resamples + 1) if p_value_variant == "plus_one" else counts / n_resamples
     n_queries = np.repeat([int(m.sum()) for m in masks], n_m)
+    p_method = np.array(["monte-carlo"] * (n_p * n_m), dtype=object)
+    for k, mask in enumerate(masks):  # exact when every sign flip fits in n_resamples (scipy's rule)
+        n_k = int(mask.sum())
+        if n_k and 2**n_k <= n_resamples:
+            cols = slice(k * n_m, (k + 1) * n_m)
+            p_all[cols] = exact_sign_flip_counts(diffs[mask, cols]) / 2**n_k
+            p_method[cols] = "exact"
     a_mean, b_mean, diff = (np.zeros(n_p * n_m) for _ in range(3))
     t_p = np.full(n_p * n_m, np.nan)
     ci_low, ci_high = np.full(n_p * n_m, np.nan), np.full(n_p * n_m, np.nan)
@@ -230,7 +269,7 @@ def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measure
         "system": [a for a, _ in pairs for _ in range(n_m)],
         "baseline": [b for _, b in pairs for _ in range(n_m)],
         "n_queries": n_queries, "A_mean": a_mean, "B_mean": b_mean, "diff": diff,
-        "p_value": p_all, "p_adjusted": p_adj, "significant": p_adj < alpha,
+        "p_value": p_all, "p_adjusted": p_adj, "significant": p_adj < alpha, "p_method": list(p_method),
     }
     if t_test:
         columns["t_p_value"] = t_p
@@ -289,7 +328,8 @@ def paired_test(a_per_query: Mapping[str, Mapping[str, float]], b_per_query: Map
     for i, m in enumerate(cols["measure"]):
         entry = {"A_mean": float(cols["A_mean"][i]), "B_mean": float(cols["B_mean"][i]),
                  "diff": float(cols["diff"][i]), "p_value": float(cols["p_value"][i]),
-                 "significant": bool(cols["significant"][i]), "n_queries": int(cols["n_queries"][i])}
+                 "significant": bool(cols["significant"][i]), "n_queries": int(cols["n_queries"][i]),
+                 "p_method": str(cols["p_method"][i])}
         for extra in ("t_p_value", "ci_low", "ci_high"):
             if extra in cols:
                 entry[extra] = float(cols[extra][i])
@@ -301,7 +341,7 @@ def compare_to_baseline(per_query: Mapping[str, Mapping[str, float]], baseline: 
                         n_resamples: int = 10000, alpha: float = 0.05, correction: Correction = "holm",
                         p_value_variant: PValueVariant = "reference") -> Any:
     """Each system against ``baseline`` on one measure -> DataFrame (system, baseline, A_mean, B_mean, diff,
-    p_value, p_adjusted, significant), p-values corrected across the systems.
+    p_value, p_adjusted, significant, p_method), p-values corrected across the systems.
 
     ``per_query`` is system -> query -> value. A = the system, B = the baseline; query set per comparison =
     union of the two systems' queries, a missing side scored 0.
@@ -309,5 +349,5 @@ def compare_to_baseline(per_query: Mapping[str, Mapping[str, float]], baseline: 
     wrapped = {s: {q: {"value": v} for q, v in rows.items()} for s, rows in per_query.items()}
     df = compare_systems(wrapped, ["value"], baseline=baseline, seed=seed, n_resamples=n_resamples, alpha=alpha,
                          correction=correction, p_value_variant=p_value_variant)
-    return df[["system", "baseline", "A_mean", "B_mean", "diff", "p_value", "p_adjusted", "significant"]
+    return df[["system", "baseline", "A_mean", "B_mean", "diff", "p_value", "p_adjusted", "significant", "p_method"]
               ].reset_index(drop=True)
