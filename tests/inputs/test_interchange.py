@@ -132,3 +132,44 @@ def test_import_keeps_grade_sets_without_self_ratings(tmp_path: Path, caplog: py
         "flan:QuestionCompleteConciseUnanswerablePromptWithChoices": {"correctness": 2, "answers": 2, "no_grade": 0},
         "flan:QuestionSelfRatedUnanswerablePromptWithChoices": {"self_rating": 2, "answers": 0, "no_grade": 0}}
     assert "grader flan:QuestionCompleteConciseUnanswerablePromptWithChoices: correctness 2, answers 2" in caplog.text
+
+
+def _grade_sets(path: Path) -> dict[str, list[tuple]]:
+    """paragraph -> its grade sets, each as comparable fields (order-free)."""
+    out: dict[str, list[tuple]] = {}
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            _q, paras = json.loads(line)
+            for p in paras:
+                sets = []
+                for eg in p.get("exam_grades") or []:
+                    sets.append(("exam", eg["llm"], json.dumps(eg["prompt_info"], sort_keys=True),
+                                 tuple(eg["correctAnswered"]), tuple(eg["wrongAnswered"]),
+                                 tuple(map(tuple, eg["answers"])), json.dumps(eg["self_ratings"], sort_keys=True)))
+                for g in p.get("grades") or []:
+                    sets.append(("direct", g["llm"], json.dumps(g["prompt_info"], sort_keys=True), g["correctAnswered"],
+                                 g["answer"], g["self_ratings"]))
+                out[p["paragraph_id"]] = sorted(sets)
+    return out
+
+
+def test_workbench_file_round_trips_to_the_same_grade_sets(tmp_path: Path) -> None:
+    """Import -> export reproduces self-rated, answer-only and direct grade sets with the same shape and flags."""
+    from helpers import TEST_DATA
+
+    src = TEST_DATA / "workbench-graded.jsonl"
+    pool, grades = import_workbench(src)
+    assert "raw" not in grades  # imported grades have no raw model output: the export must not need it
+    out = tmp_path / "again.jsonl.gz"
+    empty_rankings = pd.DataFrame(columns=["run", "query_id", "passage_id", "rank", "score"])
+    empty_judgments = pd.DataFrame(columns=["query_id", "passage_id", "relevance"])
+    export_workbench(out, pool, grades, empty_rankings, empty_judgments)
+    assert _grade_sets(out) == _grade_sets(src)
+    kinds = {s[2] for sets in _grade_sets(out).values() for s in sets}
+    assert any('"is_self_rated": false' in k for k in kinds) and any('"is_self_rated": true' in k for k in kinds)
+    pool2, grades2 = import_workbench(out)  # and once more: a fixed point
+    def canon(df: pd.DataFrame) -> pd.DataFrame:
+        return df.sort_values(["passage_id", "grader", "item_id"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(canon(grades2), canon(grades))

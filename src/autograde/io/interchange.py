@@ -52,32 +52,83 @@ def export_workbench(path: str | Path, pool: pd.DataFrame, grades: pd.DataFrame,
             pdata: dict[str, Any] = {"judgments": [], "rankings": sorted(ranks.get((q, p), []), key=lambda r: r["method"])}
             if (q, p) in judg:
                 pdata["judgments"].append({"paragraphId": p, "query": q, "relevance": judg[(q, p)], "titleQuery": q})
-            exam_grades, direct = [], []
-            g = by_pair.get((q, p))
-            if g is not None:
-                for (grader, prompt_class, model), gg in g.groupby(["grader", "prompt_class", "model"], sort=True):
-                    info = {"prompt_class": prompt_class, "grader": grader, "is_self_rated": True}
-                    ok = gg.dropna(subset=["grade"])
-                    if gg["item_id"].str.endswith("/query").all():
-                        row = ok.iloc[0] if len(ok) else None
-                        direct.append({"correctAnswered": bool(row is not None and row["grade"] >= min_correct),
-                                       "answer": (row["raw"] or "") if row is not None else "", "llm": model or grader,
-                                       "llm_options": {}, "prompt_info": info,
-                                       "self_ratings": int(row["grade"]) if row is not None else None})
-                        continue
-                    key = "nugget_id" if "Nugget" in (prompt_class or "") else "question_id"
-                    exam_grades.append({
-                        "correctAnswered": sorted(ok.loc[ok["grade"] >= min_correct, "item_id"]),
-                        "wrongAnswered": sorted(ok.loc[ok["grade"] < min_correct, "item_id"]),
-                        "answers": [[i, a or ""] for i, a in gg[["item_id", "answer"]].itertuples(index=False)],
-                        "llm": model or grader, "llm_options": {}, "prompt_info": info,
-                        "exam_ratio": float((ok["grade"] >= min_correct).mean()) if len(ok) else 0.0,
-                        "self_ratings": [{key: i, "self_rating": int(r)} for i, r in ok[["item_id", "grade"]].itertuples(index=False)],
-                    })
+            exam_grades, direct = _grade_sets(by_pair.get((q, p)), min_correct)
             paras.append({"paragraph_id": p, "text": text, "paragraph": "", "paragraph_data": pdata,
                           "exam_grades": exam_grades or None, "grades": direct or None})
         lines.append(json.dumps([q, paras], ensure_ascii=False) + "\n")
     atomic_write_text(path, "".join(lines))
+
+
+def _extra(value: Any) -> dict[str, Any]:
+    if isinstance(value, str) and value:
+        try:
+            out = json.loads(value)
+            return out if isinstance(out, dict) else {}
+        except json.JSONDecodeError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _source(gg: pd.DataFrame, prompt_class: str) -> str:
+    """Which kind of workbench grade set a group of grades is (one of :data:`GRADE_SOURCES`).
+
+    Imported grades remember it; our own grades: a rating prompt gives self-ratings, an extraction or
+    verification prompt gives correctness (answered or not, with its answers).
+    """
+    if "extra" in gg:
+        seen = {_extra(e).get("workbench_grade") for e in gg["extra"]} - {None}
+        if len(seen) == 1:
+            return str(seen.pop())
+    from autograde.errors import AutogradeError
+    from autograde.grading.prompts import get_prompt
+
+    try:
+        rated = get_prompt(prompt_class).kind in ("rating", "direct")
+    except AutogradeError:
+        rated = True
+    is_direct = bool(gg["item_id"].str.endswith("/query").all())
+    return ("direct_" if is_direct else "") + ("rating" if rated and is_direct else "self_rating" if rated
+                                               else "correctness")
+
+
+def _grade_sets(g: pd.DataFrame | None, min_correct: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``exam_grades`` and ``grades`` entries of one paragraph: one per (grader, prompt class, model), in the
+    shape of the set they came from (self-ratings, correctness with answers, or a direct grade)."""
+    exam_grades: list[dict[str, Any]] = []
+    direct: list[dict[str, Any]] = []
+    if g is None:
+        return exam_grades, direct
+    for (grader, prompt_class, model), gg in g.groupby(["grader", "prompt_class", "model"], sort=True):
+        src = _source(gg, prompt_class)
+        first = _extra(gg["extra"].iloc[0]) if "extra" in gg else {}
+        info = first.get("prompt_info") or {"prompt_class": prompt_class, "grader": grader,
+                                            "is_self_rated": src in ("self_rating", "direct_rating")}
+        common = {"llm": model or grader, "llm_options": first.get("llm_options") or {}, "prompt_info": info}
+        ok = gg.dropna(subset=["grade"])
+        if src.startswith("direct"):
+            row = ok.iloc[0] if len(ok) else None
+            raw = row.get("raw") if row is not None else None
+            answer = raw if isinstance(raw, str) else (row.get("answer") if row is not None else None)
+            rated = src == "direct_rating" and row is not None
+            direct.append({"correctAnswered": bool(row is not None and row["grade"] >= min_correct),
+                           "answer": answer if isinstance(answer, str) else "", **common,
+                           "self_ratings": int(row["grade"]) if rated else None})
+            continue
+        entry: dict[str, Any] = {
+            "correctAnswered": sorted(ok.loc[ok["grade"] >= min_correct, "item_id"]),
+            "wrongAnswered": sorted(ok.loc[ok["grade"] < min_correct, "item_id"]),
+            "answers": [[i, a if isinstance(a, str) else ""] for i, a in gg[["item_id", "answer"]].itertuples(index=False)
+                        if src == "self_rating" or isinstance(a, str)],
+            **common,
+            "exam_ratio": float((ok["grade"] >= min_correct).mean()) if len(ok) else 0.0,
+        }
+        if src == "self_rating":
+            key = "nugget_id" if "Nugget" in (prompt_class or "") else "question_id"
+            entry["self_ratings"] = [{key: i, "self_rating": int(r)} for i, r in ok[["item_id", "grade"]].itertuples(index=False)]
+        else:
+            entry["self_ratings"] = None  # answer extraction / verification: correctness only, as the workbench
+        exam_grades.append(entry)
+    return exam_grades, direct
 
 
 def _exam_grade_rows(qid: str, pid: str, eg: dict[str, Any]) -> list[tuple]:
@@ -92,13 +143,19 @@ def _exam_grade_rows(qid: str, pid: str, eg: dict[str, Any]) -> list[tuple]:
         for sr in ratings:
             item = sr.get("question_id") or sr.get("nugget_id")
             rows.append((qid, pid, item, grader, int(sr["self_rating"]), answers.get(item), prompt_class, llm,
-                         "self_rating"))
+                         _provenance("self_rating", eg)))
         return rows
     # answer extraction / verification prompts: no self-ratings, the grade is the correctness
     correct, wrong = set(eg.get("correctAnswered") or []), set(eg.get("wrongAnswered") or [])
     items = sorted(correct | wrong | set(answers))
     return [(qid, pid, item, grader, 1 if item in correct else 0 if item in wrong else None, answers.get(item),
-             prompt_class, llm, "correctness") for item in items]
+             prompt_class, llm, _provenance("correctness", eg)) for item in items]
+
+
+def _provenance(source: str, grade_set: dict[str, Any]) -> str:
+    """``extra`` of an imported row: the grade set's kind and the fields an export needs to write it back."""
+    keep = {k: grade_set[k] for k in ("prompt_info", "llm_options") if grade_set.get(k)}
+    return json.dumps({"workbench_grade": source, **keep}, sort_keys=True)
 
 
 def import_workbench(path: str | Path, problems: Problems | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -132,7 +189,7 @@ def import_workbench(path: str | Path, problems: Problems | None = None) -> tupl
                 grade = int(rating) if rating is not None else int(bool(dg.get("correctAnswered")))
                 grade_rows.append((str(qid), pid, f"{qid}/query", f"{dg.get('llm', '')}:{info.get('prompt_class', '')}",
                                    grade, dg.get("answer"), info.get("prompt_class", ""), dg.get("llm", ""),
-                                   "direct_rating" if rating is not None else "direct_correctness"))
+                                   _provenance("direct_rating" if rating is not None else "direct_correctness", dg)))
     if own:
         probs.raise_if_any()
     pool = pd.DataFrame(pool_rows, columns=["query_id", "passage_id", "text"]).drop_duplicates(["query_id", "passage_id"])
@@ -140,14 +197,14 @@ def import_workbench(path: str | Path, problems: Problems | None = None) -> tupl
                                                "prompt_class", "model", "source"])
     grades["grade"] = grades["grade"].astype("Int64")
     grades["parse_status"] = grades["grade"].notna().map({True: "ok", False: "no_grade"})
+    grades["extra"] = grades.pop("source")
     log_import_summary(path, grades)
-    grades["extra"] = grades.pop("source").map(lambda src: json.dumps({"workbench_grade": src}))
     return pool, grades
 
 
 def import_summary(grades: pd.DataFrame) -> dict[str, dict[str, int]]:
     """Per grader: rows per grade source (``self_rating``, ``correctness``, ...), plus answers kept."""
-    src = grades["source"] if "source" in grades else grades["extra"].map(lambda e: json.loads(e)["workbench_grade"])
+    src = grades["extra"].map(lambda e: _extra(e).get("workbench_grade"))
     out: dict[str, dict[str, int]] = {}
     frame = grades.assign(_src=src.to_numpy())
     for grader, g in frame.groupby("grader", sort=True):
