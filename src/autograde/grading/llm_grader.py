@@ -30,6 +30,12 @@ GRADER_CODE_VERSION = "1"
 """Bump when a change in grading logic changes grades for the same inputs (invalidates cached grades)."""
 
 
+
+Flow = Callable[["LLMGrader", list[GradeRequest]], list[GradeResult]]
+FLOWS: dict[str, Flow] = {}
+"""prompt kind -> the flow that grades with prompts of that kind in several model calls. Flow modules register
+themselves (:mod:`autograde.grading.verification`); the grader never imports them (imports go one way)."""
+
 class CommonOptions(BaseModel):
     """Options every LLM backend shares (its ``options:`` block in config extends these)."""
 
@@ -190,10 +196,9 @@ class LLMGrader:
         """Grade ``requests`` (one result each, in order); failures come back as results, never exceptions."""
         if not requests:
             return []
-        if self.prompt.kind == "verification":
-            from autograde.grading.verification import grade_verification
-
-            return grade_verification(self, requests)
+        flow = FLOWS.get(self.prompt.kind)
+        if flow is not None:  # a multi-step flow (EXAM++ verification) drives this grader
+            return flow(self, requests)
         fitted = [self.model_input(self.prompt, r) for r in requests]
         inputs = [t for t, _ in fitted]
         if self.scoring == "logits":

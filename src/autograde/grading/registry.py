@@ -63,8 +63,14 @@ def _install_hint(name: str, backend: str, exc: ImportError) -> GraderSetupError
                             f"install it with: {INSTALL_HINTS[backend]}")
 
 
+FLOW_MODULES = ("autograde.grading.verification",)
+"""Modules of the multi-step grading flows; imported here (the composition root) so that they register."""
+
+
 def make_grader(config: GraderConfig) -> Grader:
     """Build the grader described by one ``graders:`` entry of the config."""
+    for flow in FLOW_MODULES:
+        importlib.import_module(flow)
     module = backend_module(config.backend)
     options = module.Options.model_validate(config.options)
     try:

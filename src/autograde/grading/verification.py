@@ -7,14 +7,10 @@ unparseable (deterministic: asking again cannot help).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from autograde.grading.backend import Failure, failed
 from autograde.grading.base import GradeRequest, GradeResult
+from autograde.grading.llm_grader import FLOWS, LLMGrader
 from autograde.grading.parse import is_ill_formed, is_unanswerable
-
-if TYPE_CHECKING:
-    from autograde.grading.llm_grader import LLMGrader
 
 
 def grade_verification(grader: LLMGrader, requests: list[GradeRequest]) -> list[GradeResult]:
@@ -63,3 +59,6 @@ def grade_verification(grader: LLMGrader, requests: list[GradeRequest]) -> list[
             extra={"verified_against": gold, "verification": best.answer},
         )
     return [r if r is not None else failed(Failure("internal: no result")) for r in results]
+
+
+FLOWS["verification"] = grade_verification
