@@ -158,7 +158,7 @@ class Config(Strict):
     reports: ReportsConfig = Field(default_factory=ReportsConfig, description="Phase 3 verification reports, agreement, correlation with bootstrap intervals and the review site (results/reports, results/site)")
     results_dir: str = Field(default="results", description="where outputs go")
     bank_generation: dict[str, BankGenerationConfig] = Field(default_factory=dict, description="Phase 1: test banks an LLM drafts, by bank name (graders use them with bank: <name>); see docs/banks.md")
-    rubric: RubricConfig | None = Field(default=None, description="LLM-RUBRIC calibration network (seed 004) on rubric answers and human judges; null = off; see docs/rubric.md")
+    rubric: RubricConfig | None = Field(default=None, description="LLM-RUBRIC calibration network (Hashemi et al., ACL 2024) on rubric answers and human judges; null = off; see docs/rubric.md")
     calibrated_qrels: CalibratedQrelsConfig | None = Field(default=None, description="calibrated relevance labels from several graders' qrels or grades, trained on the judged passages (cross-validated by query); evaluated like another grader named 'calibrated'; null = off")
 
     @model_validator(mode="before")

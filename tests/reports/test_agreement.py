@@ -100,7 +100,7 @@ def test_agreement_cli_on_two_qrels_files(tmp_path: Path, capsys: pytest.Capture
     assert "label x judgment" in out and "q2" in out
     rc, out = _agreement_cli(["agreement", "--qrels-a", str(a), "--qrels-b", str(b), "--format", "tsv",
                               "--out", str(tmp_path / "t.tsv")], capsys)
-    assert rc == 0 and out.splitlines()[1].startswith("auto\t1\t1\t") and (tmp_path / "t.tsv").read_text() == out
+    assert rc == 0 and out.splitlines()[1].startswith("auto\t1\t2\t")  # default level 2 and (tmp_path / "t.tsv").read_text() == out
     b.write_text("q1 0 a\n")
     rc, _ = _agreement_cli(["agreement", "--qrels-a", str(a), "--qrels-b", str(b)], capsys)
     assert rc == 2  # the bad line is reported (file:line: problem), no traceback
@@ -119,3 +119,14 @@ def test_released_dl20_autograded_qrels_vs_official() -> None:
         "QuestionSelfRatedUnanswerablePromptWithChoices": ([[1274, 3917], [392, 5803]], 0.1928, 0.227, 11386),
         "NuggetSelfRatedPrompt": ([[1395, 5666], [271, 4054]], 0.1086, 0.1069, 11386),
     }
+
+
+def test_agreement_cli_defaults_to_level_2_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """The default relevant level is Table 5's (2): on DL20, 1,666 relevant and 9,720 non-relevant judgments."""
+    from autograde.cli import main
+
+    official = shared_data("dl20", "qrels.dl20-passage.txt")
+    auto = shared_data("dl20", "autograded-qrels", "QuestionSelfRatedUnanswerablePromptWithChoices.qrel")
+    assert main(["agreement", "--qrels-a", str(auto), "--qrels-b", str(official), "--thresholds", "4"]) == 0
+    err = capsys.readouterr().err
+    assert "judgments >= 2 count as relevant (1666 relevant, 9720 not relevant" in err

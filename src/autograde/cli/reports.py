@@ -28,7 +28,7 @@ __all__ = ["register"]
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    """Table 5 of seed 000 for one or more label qrels (A) against reference judgments (B)."""
+    """Table 5 of Dietz, SIGIR 2024 (Rubric-Grading Workbench) for one or more label qrels (A) against reference judgments (B)."""
     from autograde.errors import Problems
     from autograde.io.text import atomic_write_text
     from autograde.io.trec import read_qrels
@@ -39,6 +39,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     labels = [(Path(p).stem, read_qrels(p, problems)) for p in args.qrels_a]
     problems.raise_if_any()
     judged = ag.qrels_pairs(b)
+    n_rel = sum(1 for v in judged.values() if v >= args.relevant_level)
+    logger.info("agreement: judgments >= %d count as relevant (%d relevant, %d not relevant in %s)",
+                args.relevant_level, n_rel, len(judged) - n_rel, args.qrels_b)
     results = [ag.compute_agreement(ag.qrels_pairs(a), judged, t, args.relevant_level, name)
                for name, a in labels for t in args.thresholds]
     if args.format == "latex":
@@ -132,7 +135,7 @@ def cmd_site(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add ``agreement``, ``report`` and ``site`` to the ``autograde`` CLI's subparsers."""
     p = subparsers.add_parser(
-        "agreement", help="confusion tables and Cohen's kappa of label qrels vs reference qrels (seed 000 Table 5)",
+        "agreement", help="confusion tables and Cohen's kappa of label qrels vs reference qrels (Dietz, SIGIR 2024, Table 5)",
         description="Agreement of the labels of one or more qrels files (A) with reference judgments (B): Table 5 "
         "layout (label >= threshold vs judgment >= relevant level), binary and linearly weighted Cohen's kappa, and "
         "how many judged passages the labels cover. Works on any two qrels files.")
@@ -141,8 +144,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--qrels-b", required=True, metavar="QRELS", help="reference judgments (e.g. the official qrels)")
     p.add_argument("--thresholds", type=int, nargs="+", default=[1], metavar="T",
                    help="label thresholds: label >= T counts as relevant (default: %(default)s; max-grade qrels: 4)")
-    p.add_argument("--relevant-level", type=int, default=1, metavar="L",
-                   help="judgment >= L counts as relevant (default: %(default)s, as trec_eval; TREC DL: 2)")
+    p.add_argument("--relevant-level", type=int, default=2, metavar="L",
+                   help="judgment >= L counts as relevant (default: %(default)s, as TREC DL and Table 5 of Dietz, "
+                        "SIGIR 2024; trec_eval's own default is 1)")
     p.add_argument("--format", choices=["markdown", "latex", "tsv"], default="markdown", help="output format")
     p.add_argument("--graded", action="store_true", help="also print the full label x judgment tables (markdown)")
     p.add_argument("--per-query", action="store_true", help="also print per-query counts and kappas")

@@ -169,9 +169,9 @@ class PromptClass:
 # --------------------------------------------------------------------------------------------------------------
 # v1: the texts of the seeds.
 
-_SRC_RUBRIC_T2 = "seed 000 (Rubric-Grading Workbench paper), Table 2"
-_SRC_EXAM_T2 = "seed 002 (EXAM++ paper), Table 2"
-_SRC_EXAM_APPX = "seed 002 (EXAM++ paper), Appendix A"
+_SRC_RUBRIC_T2 = "Dietz, SIGIR 2024 (Rubric-Grading Workbench), Table 2"
+_SRC_EXAM_T2 = "Farzi and Dietz, 2024 (EXAM++), Table 2"
+_SRC_EXAM_APPX = "Farzi and Dietz, 2024 (EXAM++), Appendix A"
 
 QUESTION_SELF_RATED_INSTRUCTION = (
     "Can the question be answered based on the available context? choose one:\n"
@@ -215,7 +215,7 @@ THOMAS_INSTRUCTION = (
     "0 = not relevant, should never be shown for this query\n"
 )
 
-# The TREC DL few-shot examples of FaggioliB_few (seed 002, Appendix A), as (passage, question, answer).
+# The TREC DL few-shot examples of FaggioliB_few (Farzi and Dietz, 2024, EXAM++, Appendix A), as (passage, question, answer).
 DL_FEW_SHOT_EXAMPLES: tuple[tuple[str, str, str], ...] = (
     (
         "Its 25 drops per ml, you guys are all wrong. If it is water, the standard was changed 15 - 20 years ago to "
@@ -488,7 +488,7 @@ def _wb1_prompts() -> list[PromptClass]:
 # --------------------------------------------------------------------------------------------------------------
 # Test-bank generation prompts (Phase 1).
 #
-# v1: the Rubric-Grading Workbench paper's Table 1 (seed 000, section 3.1), whose caption says "The instruction
+# v1: the Rubric-Grading Workbench paper's Table 1 (Dietz, SIGIR 2024, section 3.1), whose caption says "The instruction
 # to respond in valid JSON is appended": the prompt cell, then the instruction cell as published, including its
 # set-like shape ``{question_text_1, ...}`` and, for nuggets, the outer object's missing closing brace (the
 # answer parser accepts answers in that shape). TREC DL prompts ask for ``{n_items}`` items ("10" in the paper);
@@ -496,7 +496,7 @@ def _wb1_prompts() -> list[PromptClass]:
 # wb1: the strings of the original workbench code (exam_pp/question_generation.py @032a3e4, MIT), whitespace
 # included, with its list-shaped JSON instruction appended directly (``prompt + json_instruction``).
 
-_SRC_RUBRIC_T1 = "seed 000 (Rubric-Grading Workbench paper), Table 1"
+_SRC_RUBRIC_T1 = "Dietz, SIGIR 2024 (Rubric-Grading Workbench), Table 1"
 _SRC_WB_GEN = "TREMA-UNH/rubric-grading-workbench exam_pp/question_generation.py @032a3e4 (MIT)"
 
 QUESTION_JSON_INSTRUCTION = (

@@ -1,4 +1,4 @@
-"""Agreement of passage labels with human judgments: confusion tables and Cohen's kappa (seed 000 Table 5).
+"""Agreement of passage labels with human judgments: confusion tables and Cohen's kappa (Dietz, SIGIR 2024, Table 5).
 
 The labels are Rubric-Qrels labels (max grade, or number of items graded >= tau) or any qrels file; the
 judgments are human qrels. Only passages with both a label and a judgment count; how many judged
@@ -135,7 +135,7 @@ def _k(x: float) -> str:
 
 
 def table5_markdown(results: Sequence[Agreement]) -> str:
-    """Seed 000 Table 5 layout: label bins x judgment bins, row totals, Cohen's kappa (binary, linear)."""
+    """Layout of Table 5 of Dietz, SIGIR 2024: label bins x judgment bins, row totals, Cohen's kappa (binary, linear)."""
     if not results:
         return "_no agreement to show (no judged passage has a label)_\n"
     lines = []

@@ -24,7 +24,7 @@ class ReportsConfig(BaseModel):
         "(null: evaluation.human_relevance_level; TREC DL: 2)")
     spurious_judgments: list[int] = Field(
         default_factory=lambda: [0], min_length=1,
-        description="human judgments of the passages counted for spurious entries (seed 000 section 6 counts "
+        description="human judgments of the passages counted for spurious entries (Dietz, SIGIR 2024, section 6 counts "
         "passages judged exactly 0)")
     spurious_min_count: int = Field(
         default=1, ge=1, description="list an item as spurious when at least this many such passages grade >= tau")

@@ -1,4 +1,4 @@
-"""Phase 3 analyses over one grader's grades (seed 000 sections 3.3, 4.4 and 6).
+"""Phase 3 analyses over one grader's grades (Dietz, SIGIR 2024, sections 3.3, 4.4 and 6).
 
 - :func:`passage_labels`: per passage its human judgment, max grade and number of items graded >= tau
   (the rows of the grid display and the labels Rubric-Qrels exports);
@@ -6,7 +6,7 @@
   highest grade first ("verify grading");
 - :func:`missing_in_bank`: judged-relevant passages no item grades >= tau ("missing in test bank");
 - :func:`spurious_entries`: items graded >= tau on many passages judged non-relevant, ranked per query
-  ("spurious test bank entries"; by default passages judged exactly 0, as seed 000 section 6 counts).
+  ("spurious test bank entries"; by default passages judged exactly 0, as Dietz, SIGIR 2024, section 6 counts).
 
 Grades without a usable value (unparseable / failed) never count as a grade; they are counted in
 ``n_failed``.

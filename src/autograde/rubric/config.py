@@ -78,7 +78,7 @@ class EvaluationSettings(_Section):
 
 
 class RubricConfig(_Section):
-    """LLM-RUBRIC: judge-personalized calibration of an LLM's rubric answers (seed 004)."""
+    """LLM-RUBRIC: judge-personalized calibration of an LLM's rubric answers (Hashemi et al., ACL 2024)."""
 
     enabled: bool = Field(default=True, description="build the rubric targets in 'rule all'")
     rubric: str = Field(default="config/rubric/dialogue.yaml", description="rubric YAML (questions, options, main "
