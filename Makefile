@@ -23,6 +23,7 @@ install: $(VENV)/.installed
 
 example: install
 	$(VENV)/bin/snakemake -c$(CORES)
+	@$(VENV)/bin/autograde outputs
 
 # The vLLM environment of the `vllm` grader backend (CPU build; docs/vllm.md): rebuilt only when its pins change.
 VLLM_VENV ?= .venv-vllm
@@ -41,9 +42,12 @@ lint: install
 	$(VENV)/bin/snakemake --lint --config experiment=config/experiments/example.yaml > /dev/null
 
 # A DL20-size synthetic experiment (59 runs x 54 queries x 1,000 docs) for config/experiments/dl20-synthetic.yaml.
+# It needs the reference data beside the checkout (../shared: the DL20 queries, banks, qrels and the run generator).
+SYNTH_TOOL := ../shared/tools/synth_dl20_runs.py
 dl20-synth: work/dl20-synth/.done
-work/dl20-synth/.done: ../shared/tools/synth_dl20_runs.py
-	$(PYTHON) ../shared/tools/synth_dl20_runs.py work/dl20-synth --depth-text 10
+work/dl20-synth/.done:
+	@test -f $(SYNTH_TOOL) || { echo "make dl20-synth: $(SYNTH_TOOL) is missing. config/experiments/dl20-synthetic.yaml needs the reference data in ../shared beside this checkout (shared/data/dl20 and shared/tools); see README 'Experiments'." >&2; exit 2; }
+	$(PYTHON) $(SYNTH_TOOL) work/dl20-synth --depth-text 10
 	touch $@
 
 # Rewrite constraints.txt from the environment the tests pass in.

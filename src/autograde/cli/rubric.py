@@ -148,7 +148,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--seeds", type=int, nargs="+", help="seeds (default: 0..9)")
     e.add_argument("--folds", type=int, help="outer folds grouped by text (default 5)")
     e.add_argument("--select", action="store_true", help="nested hyperparameter selection inside every fold")
-    e.add_argument("--out", required=True, help="output JSON report")
+    e.add_argument("--out", default="results/rubric/evaluation.json",
+                   help="output JSON report (default: %(default)s)")
     e.add_argument("--md", help="also write the Markdown tables")
     e.add_argument("--predictions", help="also write every held-out prediction (parquet)")
     e.add_argument("--svg", help="also write the reliability diagram of the main question (SVG)")

@@ -129,6 +129,9 @@ def _header(path: str | Path, problems: Problems) -> list[str]:
 
 
 def _require_columns(path: str | Path, have: list[str], need: list[str], problems: Problems, fix: str) -> bool:
+    if not Path(path).exists():
+        problems.add(path, None, "file not found", "check the path (relative paths start at the working directory)")
+        return False
     missing = [c for c in need if c not in have]
     if missing:
         problems.add(path, 1, f"missing column(s) {', '.join(missing)} (columns: {', '.join(have) or 'none'})", fix)
