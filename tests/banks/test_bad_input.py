@@ -129,3 +129,33 @@ def test_bank_generation_schema_errors(mini: Path) -> None:
     mini.write_text(yaml.safe_dump(raw))
     with pytest.raises(Exception, match="min_items \\(20\\) is larger than items_per_query \\(10\\)"):
         load_config(mini)
+
+
+def test_bank_stats_refuses_a_malformed_bank_like_the_workflow(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One reader: a query split over two lines, gold answers given as a string and a facet that is an object are
+    refused by ``autograde bank stats`` with the same problems (file, line, fix) as by the workflow's checks."""
+    bank = mini.parent / "data/questions.jsonl"
+    lines = bank.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["items"][0]["gold_answers"] = "in the honey stomach"
+    first["items"][1]["facet_id"] = {"id": 3}
+    lines[0] = json.dumps(first)
+    lines.append(json.dumps({"query_id": "q2", "items": [{"question_text": "What is a neap tide?"}]}))
+    bank.write_text("\n".join(lines) + "\n")
+
+    def problems(err: str) -> list[str]:
+        return sorted(x.strip() for x in err.splitlines() if x.strip().startswith("- ") and "questions.jsonl" in x)
+
+    assert main(["validate", "--config", str(mini)]) == 2
+    from_workflow = problems(capsys.readouterr().err)
+    assert main(["bank", "stats", "data/questions.jsonl"]) == 2  # the path as the config names it
+    from_tool = problems(capsys.readouterr().err)
+    assert from_workflow == from_tool and len(from_tool) == 3, (from_workflow, from_tool)
+    text = "\n".join(from_tool)
+    assert "questions.jsonl:1: gold_answers of item 0 of query 'q1' must be a list of strings, got str" in text
+    assert "questions.jsonl:1: facet_id of item 1 of query 'q1' must be a string" in text
+    assert "questions.jsonl:4: query 'q2' appears on two lines (first on line 2) (fix: merge its items into one line)" \
+        in text
+    # the conversion command stays lenient: it reads what it can and reports the rest
+    assert main(["bank", "import", str(bank), "--out", str(mini.parent / "fixed.jsonl")]) == 0
+    assert main(["bank", "stats", str(mini.parent / "fixed.jsonl")]) == 0

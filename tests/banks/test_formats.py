@@ -105,8 +105,7 @@ def test_nuggetizer_and_autojudge(tmp_path: Path) -> None:
         "Rayleigh scattering", "Shorter wavelengths scatter more", "rayleigh scattering"]
     assert bank.items[0].info == {"importance": "vital"} and bank.items[0].kind == "nugget"
     assert report.reasons() == {"empty text": 1, "nugget is neither text nor an object": 1,
-                                "not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
-                                "(char 1))": 1}
+                                "not valid JSON: Expecting property name enclosed in double quotes (column 2)": 1}
     assert any(d.where == f"{rag}:2" for d in report.dropped)
     assert report.notes == {"nugget fields not kept: assignment": 1}
     out = tmp_path / "out.jsonl"

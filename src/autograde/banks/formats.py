@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autograde.banks.convert import ConversionReport, Dropped, FormatError, RawItem, RawQuery, _short, assemble
+from autograde.banks.model import Bank, BankItem, bank_lines
 from autograde.banks.readers import (
     FORMATS,
     detect_format,
@@ -37,7 +38,6 @@ from autograde.banks.readers import (
     read_tsv,
     read_workbench,
 )
-from autograde.io.bank import Bank, BankItem, bank_lines
 from autograde.io.text import atomic_write_text
 
 Format = Literal["workbench", "tqa", "nuggetizer", "autojudge", "tsv"]
@@ -47,13 +47,23 @@ __all__ = ["FORMATS", "ConversionReport", "Dropped", "Format", "FormatError", "R
 
 def import_bank(path: str | Path, fmt: str = "auto", *, kind: str = "question",
                 queries: dict[str, str] | None = None, queries_source: str = "the queries file",
-                query_prefix: str = "") -> tuple[Bank, ConversionReport]:
-    """Read a bank in any supported format; returns it with the report of what was dropped and why."""
+                query_prefix: str = "", strict: bool = False) -> tuple[Bank, ConversionReport]:
+    """Read a bank in any supported format; returns it with the report of what was dropped and why.
+
+    ``strict``: refuse (one :class:`~autograde.errors.InputError` naming every file line) whatever a lenient
+    read would drop or fix up, exactly as the workflow refuses a bank (:func:`autograde.io.bank.read_bank`).
+    """
     p = str(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
     if fmt not in FORMATS:
         raise FormatError(f"unknown bank format {fmt!r} (fix: one of {', '.join(FORMATS)}, or auto)")
-    report = ConversionReport(p, fmt)
+    if strict and fmt == "workbench":
+        from autograde.io.bank import read_bank
+
+        bank = read_bank(p)
+        report = ConversionReport(p, fmt, queries=len(bank.by_query()), items=len(bank.items))
+        return bank, report
+    report = ConversionReport(p, fmt, strict=strict)
     if fmt == "workbench":
         raw = read_workbench(p, report)
     elif fmt == "tqa":
@@ -69,9 +79,11 @@ def import_bank(path: str | Path, fmt: str = "auto", *, kind: str = "question",
         for rq in raw:
             rq.query_id = query_prefix + rq.query_id
             rq.header["query_id"] = rq.query_id
-    if not raw and not report.dropped:
+    if not raw and not report.dropped and not report.problems:
         raise FormatError(f"{p}: no {fmt} records (fix: check the file, or name its format with --from)")
-    return assemble(raw, report, queries, queries_source), report
+    bank = assemble(raw, report, queries, queries_source)
+    report.problems.raise_if_any()
+    return bank, report
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from autograde.banks.cache import GenerationCache
+from autograde.banks.model import Bank, BankItem
 from autograde.banks.parse import GeneratedItems, ItemLimits, extract_items, validation_problem
 from autograde.errors import GraderSetupError
 from autograde.grading.backend import Decoding, Failure, Generation, LLMBackend
 from autograde.grading.cache import cache_key, identity_hash
 from autograde.ids import item_id
-from autograde.io.bank import Bank, BankItem
 from autograde.log import logger, progress
 
 if TYPE_CHECKING:

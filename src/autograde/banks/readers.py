@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from autograde.banks.convert import ConversionReport, FormatError, RawItem, RawQuery, _short
+from autograde.banks.model import item_fields
 from autograde.errors import Problems
-from autograde.io.bank import item_fields
-from autograde.io.text import iter_lines, loads_strict
+from autograde.io.text import DuplicateKeyError, iter_lines, loads_strict
 
 FORMATS: tuple[str, ...] = ("workbench", "tqa", "nuggetizer", "autojudge", "tsv")
+
+
+JSON_LINE_FIX = "each line must be one JSON object {query_id, items: [...]}; check quotes and commas"
 
 
 def _json_records(path: str, report: ConversionReport) -> list[tuple[str, Any]]:
@@ -23,7 +26,7 @@ def _json_records(path: str, report: ConversionReport) -> list[tuple[str, Any]]:
     problems = Problems()
     lines = list(iter_lines(path, problems))
     for p in problems.items:
-        report.drop(f"{p.path}:{p.line}" if p.line else p.path, "file", p.message)
+        report.reject(f"{p.path}:{p.line}" if p.line else p.path, "file", p.message, p.message, p.fix)
     text = "\n".join(line for _, line in lines).strip()
     if text.startswith("["):
         try:
@@ -32,32 +35,45 @@ def _json_records(path: str, report: ConversionReport) -> list[tuple[str, Any]]:
             raise FormatError(f"{path}: not valid JSON: {exc} (fix: check the file, or name its --from format)") from None
         return [(f"{path}:element {i + 1}", v) for i, v in enumerate(value)]  # type: ignore[arg-type]
     records: list[tuple[str, Any]] = []
-    bad: list[tuple[int, str]] = []
+    bad: list[tuple[int, str, str]] = []
     for n, line in lines:
         if not line.strip():
             continue
         try:
             records.append((f"{path}:{n}", loads_strict(line)))
-        except ValueError as exc:
-            bad.append((n, str(exc)))
-    if bad and not records:  # maybe one pretty-printed JSON object
+        except DuplicateKeyError as exc:
+            bad.append((n, str(exc), "keep one entry per key"))
+        except json.JSONDecodeError as exc:
+            bad.append((n, f"not valid JSON: {exc.msg} (column {exc.colno})", JSON_LINE_FIX))
+    if bad and not records and not report.strict:  # maybe one pretty-printed JSON object
         try:
             return [(f"{path}:1", loads_strict(text))]
         except ValueError:
             pass
-    for n, msg in bad:
-        report.drop(f"{path}:{n}", "line", f"not valid JSON ({msg})")
+    for n, msg, fix in bad:
+        report.reject(f"{path}:{n}", "line", msg, msg, fix)
     return records
 
 
 def read_workbench(path: str, report: ConversionReport) -> list[RawQuery]:
+    """The query lines of a workbench bank (``report.strict``: every malformed line or item is a problem)."""
     out = []
     for where, rec in _json_records(path, report):
-        if not isinstance(rec, dict) or "query_id" not in rec or not isinstance(rec.get("items"), list):
-            report.drop(where, "line", "not a workbench bank line ({query_id, items: [...]})")
+        if not isinstance(rec, dict) or "query_id" not in rec or "items" not in rec:
+            missing = " and ".join(k for k in ("query_id", "items") if not isinstance(rec, dict) or k not in rec)
+            report.reject(where, "line", "not a workbench bank line ({query_id, items: [...]})",
+                          f"the line has no {missing}", 'write {"query_id": "...", "items": [{"question_text": '
+                          '"..."}, ...]} (the workbench bank format)')
             continue
         if not isinstance(rec["query_id"], str | int) or isinstance(rec["query_id"], bool):
-            report.drop(where, "line", f"query_id is {type(rec['query_id']).__name__}, not a string")
+            report.reject(where, "line", f"query_id is {type(rec['query_id']).__name__}, not a string",
+                          f"query_id must be a string, got {type(rec['query_id']).__name__}",
+                          'write the query id as a string: "query_id": "940547"')
+            continue
+        if not isinstance(rec["items"], list):
+            report.reject(where, "line", "not a workbench bank line ({query_id, items: [...]})",
+                          f"'items' must be a list, got {type(rec['items']).__name__}",
+                          'write "items": [{"question_text": "..."}, ...]')
             continue
         qid = str(rec["query_id"])
         header = {k: (None if k == "items" else v) for k, v in rec.items()}
@@ -65,15 +81,21 @@ def read_workbench(path: str, report: ConversionReport) -> list[RawQuery]:
         for j, raw in enumerate(rec["items"]):
             w = f"{where} (item {j})"
             if not isinstance(raw, dict):
-                report.drop(w, f"query {qid!r} item {j}", "item is not a JSON object")
+                report.reject(w, f"query {qid!r} item {j}", "item is not a JSON object",
+                              f"item {j} of query {qid!r} is not an object", "write items as JSON objects")
                 continue
             fields = item_fields(raw)
             if fields is None:
-                report.drop(w, f"query {qid!r} item {j}", "item has neither question_text nor nugget_text")
+                report.reject(w, f"query {qid!r} item {j}", "item has neither question_text nor nugget_text",
+                              f"item {j} of query {qid!r} has neither question_text nor nugget_text",
+                              "give each item a 'question_text' or a 'nugget_text'")
                 continue
             kind, text, given = fields
             if raw.get("query_id") is not None and str(raw["query_id"]) != qid:
-                report.drop(w, f"query {qid!r} item {_short(text)!r}", f"item names another query ({raw['query_id']!r})")
+                report.reject(w, f"query {qid!r} item {_short(text)!r}",
+                              f"item names another query ({raw['query_id']!r})",
+                              f"item {j} names query {raw['query_id']!r} but is on the line of query {qid!r}",
+                              f"move it to the line of query {raw['query_id']!r}, or correct its query_id")
                 continue
             info = raw.get("info") if isinstance(raw.get("info"), dict) else None
             items.append(RawItem(text, kind, w, raw.get("gold_answers", raw.get("answers")) or (), raw.get("facet_id"),

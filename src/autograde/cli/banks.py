@@ -29,11 +29,14 @@ FORMAT_CHOICES = ["auto", "workbench", "tqa", "nuggetizer", "autojudge", "tsv"]
 
 
 def _read(path: str, fmt: str, kind: str = "question", queries: dict[str, str] | None = None,
-          queries_source: str = "the queries file", quiet: bool = False, query_prefix: str = "") -> Any:
+          queries_source: str = "the queries file", quiet: bool = False, query_prefix: str = "",
+          strict: bool = True) -> Any:
+    """A bank read like the workflow reads it (``strict``: a malformed bank is refused with every problem), or,
+    for the conversion commands, leniently (what cannot be used is dropped and reported)."""
     from autograde.banks.formats import import_bank
 
     bank, report = import_bank(path, fmt, kind=kind, queries=queries, queries_source=queries_source,
-                               query_prefix=query_prefix)
+                               query_prefix=query_prefix, strict=strict)
     if report.dropped and not quiet:
         for line in report.lines():
             logger.warning("%s", line)
@@ -102,7 +105,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     queries = _queries(args.queries)
     bank, report = _read(args.input, args.from_, args.kind, queries, args.queries or "", quiet=True,
-                         query_prefix=args.query_prefix)
+                         query_prefix=args.query_prefix, strict=False)
     export_bank(bank, args.out, "workbench")
     _print(report.lines(examples=args.examples))
     if args.report:
@@ -117,7 +120,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from autograde.banks.formats import export_bank
 
-    bank, _ = _read(args.bank, args.from_, args.kind)
+    bank, _ = _read(args.bank, args.from_, args.kind, strict=False)
     report = export_bank(bank, args.out, args.to)
     _print(report.lines(examples=args.examples))
     return 0
