@@ -17,7 +17,7 @@ include: "rules/common.smk"
 wildcard_constraints:
     grader="|".join(CTX.qrels_sources()) or "NO_GRADER",
     scatteritem=r"\d+-of-\d+",
-    variant=r"(max|count|threshold|expected|probability)-\d+",
+    variant=VARIANT_PATTERN,
     measure=r"[A-Za-z0-9_.]+",
 
 

@@ -19,9 +19,9 @@ rule generate_bank:
         # ancient(): a queries-file edit reruns only the shards whose query texts changed (the digest decides)
         queries=ancient(BANK_RULES.queries_file()),
     output:
-        bank=f"{RESULTS}/banks/{{bank}}/shards/{{scatteritem}}.jsonl",
-        failures=f"{RESULTS}/banks/{{bank}}/shards/{{scatteritem}}.failures.jsonl",
-        stats=f"{RESULTS}/banks/{{bank}}/shards/{{scatteritem}}.stats.json",
+        bank=LAYOUT.bank_shard("{bank}", "{scatteritem}"),
+        failures=LAYOUT.bank_shard("{bank}", "{scatteritem}", ".failures.jsonl"),
+        stats=LAYOUT.bank_shard("{bank}", "{scatteritem}", ".stats.json"),
     log:
         "logs/generate_bank/{bank}/{scatteritem}.log",
     benchmark:
@@ -44,19 +44,17 @@ rule generate_bank:
 
 rule merge_bank:
     input:
-        banks=gather.generate_bank(
-            f"{RESULTS}/banks/{{{{bank}}}}/shards/{{scatteritem}}.jsonl"
-        ),
+        banks=gather.generate_bank(LAYOUT.bank_shard("{{bank}}", "{scatteritem}")),
         failures=gather.generate_bank(
-            f"{RESULTS}/banks/{{{{bank}}}}/shards/{{scatteritem}}.failures.jsonl"
+            LAYOUT.bank_shard("{{bank}}", "{scatteritem}", ".failures.jsonl")
         ),
         stats=gather.generate_bank(
-            f"{RESULTS}/banks/{{{{bank}}}}/shards/{{scatteritem}}.stats.json"
+            LAYOUT.bank_shard("{{bank}}", "{scatteritem}", ".stats.json")
         ),
     output:
-        bank=f"{RESULTS}/banks/{{bank}}.jsonl.gz",
-        failures=f"{RESULTS}/banks/{{bank}}.failures.jsonl",
-        stats=f"{RESULTS}/banks/{{bank}}.stats.json",
+        bank=LAYOUT.bank("{bank}"),
+        failures=LAYOUT.bank("{bank}", ".failures.jsonl"),
+        stats=LAYOUT.bank("{bank}", ".stats.json"),
     log:
         "logs/merge_bank/{bank}.log",
     wildcard_constraints:

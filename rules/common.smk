@@ -9,6 +9,7 @@ sys.path.insert(
 from snakemake.exceptions import WorkflowError
 
 from autograde.errors import AutogradeError
+from autograde.layout import VARIANT_PATTERN, Layout
 from autograde.workflow import WorkflowContext
 
 # The experiment: --config experiment=PATH, $AUTOGRADE_EXPERIMENT, or config/experiments/example.yaml (or a
@@ -25,6 +26,9 @@ except (
 ) as exc:  # the message names file, line and fix; a stack would only hide it
     raise WorkflowError(f"autograde: the experiment cannot start\n{exc}") from None
 RESULTS = CTX.results
+LAYOUT = Layout.of(
+    RESULTS
+)  # every results path (autograde.layout): rules pass wildcards as the names
 
 
 def ingest_inputs(wildcards):

@@ -1,8 +1,8 @@
 rule rubric_qrels:
     input:
-        grades=f"{RESULTS}/grades/{{grader}}.parquet",
+        grades=LAYOUT.grades("{grader}"),
     output:
-        qrels=f"{RESULTS}/qrels/{{grader}}/{{variant}}.qrels",
+        qrels=LAYOUT.qrels("{grader}", "{variant}"),
     log:
         "logs/rubric_qrels/{grader}/{variant}.log",
     group:
@@ -17,10 +17,10 @@ rule rubric_qrels:
 
 rule evaluate:
     input:
-        qrels=f"{RESULTS}/qrels/{{grader}}/{{variant}}.qrels",
+        qrels=LAYOUT.qrels("{grader}", "{variant}"),
         rankings=rules.ingest.output.rankings,
     output:
-        evaluation=f"{RESULTS}/eval/{{grader}}/{{variant}}.parquet",
+        evaluation=LAYOUT.evaluation("{grader}", "{variant}"),
     log:
         "logs/evaluate/{grader}/{variant}.log",
     benchmark:
@@ -41,7 +41,7 @@ rule evaluate_human:
         qrels=human_qrels,
         rankings=rules.ingest.output.rankings,
     output:
-        evaluation=f"{RESULTS}/eval/human.parquet",
+        evaluation=LAYOUT.evaluation("human"),
     log:
         "logs/evaluate/human.log",
     benchmark:
@@ -59,10 +59,10 @@ rule evaluate_human:
 
 rule leaderboards:
     input:
-        evaluation=f"{RESULTS}/eval/{{grader}}/{{variant}}.parquet",
+        evaluation=LAYOUT.evaluation("{grader}", "{variant}"),
     output:
         expand(
-            f"{RESULTS}/leaderboards/{{{{grader}}}}/{{{{variant}}}}/{{measure}}.tsv",
+            LAYOUT.leaderboard("{{grader}}", "{{variant}}", "{measure}"),
             measure=CTX.measures(),
         ),
     log:
@@ -80,9 +80,9 @@ rule leaderboards:
 
 rule leaderboards_human:
     input:
-        evaluation=f"{RESULTS}/eval/human.parquet",
+        evaluation=LAYOUT.evaluation("human"),
     output:
-        expand(f"{RESULTS}/leaderboards/human/{{measure}}.tsv", measure=CTX.measures()),
+        expand(LAYOUT.leaderboard("human", None, "{measure}"), measure=CTX.measures()),
     log:
         "logs/leaderboards/human.log",
     group:
@@ -101,7 +101,7 @@ rule correlation:
         leaderboards=CTX.leaderboard_files(),
         official=CTX.config.data.official_leaderboard or [],
     output:
-        f"{RESULTS}/correlation.tsv",
+        LAYOUT.correlation,
     log:
         "logs/correlation.log",
     group:
@@ -117,12 +117,12 @@ rule correlation:
 
 rule cover:
     input:
-        grades=f"{RESULTS}/grades/{{grader}}.parquet",
+        grades=LAYOUT.grades("{grader}"),
         rankings=rules.ingest.output.rankings,
     output:
-        per_query=f"{RESULTS}/cover/{{grader}}/cover-{{tau}}.parquet",
-        cover=f"{RESULTS}/leaderboards/{{grader}}/cover-{{tau}}/cover.tsv",
-        ncover=f"{RESULTS}/leaderboards/{{grader}}/cover-{{tau}}/ncover.tsv",
+        per_query=LAYOUT.cover("{grader}", "{tau}"),
+        cover=LAYOUT.leaderboard("{grader}", "cover-{tau}", "cover"),
+        ncover=LAYOUT.leaderboard("{grader}", "cover-{tau}", "ncover"),
     log:
         "logs/cover/{grader}/{tau}.log",
     benchmark:

@@ -1,12 +1,12 @@
 rule grade:
     input:
-        pool=f"{RESULTS}/pool/shards/{{scatteritem}}.parquet",
+        pool=LAYOUT.pool_shard("{scatteritem}"),
         queries=rules.ingest.output.queries,
         bank=bank_of_grader,
     output:
-        grades=f"{RESULTS}/grades/{{grader}}/shards/{{scatteritem}}.parquet",
-        stats=f"{RESULTS}/grades/{{grader}}/shards/{{scatteritem}}.stats.json",
-        failures=f"{RESULTS}/grades/{{grader}}/shards/{{scatteritem}}.failures.jsonl",
+        grades=LAYOUT.grade_shard("{grader}", "{scatteritem}"),
+        stats=LAYOUT.grade_shard("{grader}", "{scatteritem}", ".stats.json"),
+        failures=LAYOUT.grade_shard("{grader}", "{scatteritem}", ".failures.jsonl"),
     log:
         "logs/grade/{grader}/{scatteritem}.log",
     benchmark:
@@ -27,19 +27,17 @@ rule grade:
 
 rule merge_grades:
     input:
-        grades=gather.grade(
-            f"{RESULTS}/grades/{{{{grader}}}}/shards/{{scatteritem}}.parquet"
-        ),
+        grades=gather.grade(LAYOUT.grade_shard("{{grader}}", "{scatteritem}")),
         stats=gather.grade(
-            f"{RESULTS}/grades/{{{{grader}}}}/shards/{{scatteritem}}.stats.json"
+            LAYOUT.grade_shard("{{grader}}", "{scatteritem}", ".stats.json")
         ),
         failures=gather.grade(
-            f"{RESULTS}/grades/{{{{grader}}}}/shards/{{scatteritem}}.failures.jsonl"
+            LAYOUT.grade_shard("{{grader}}", "{scatteritem}", ".failures.jsonl")
         ),
     output:
-        grades=f"{RESULTS}/grades/{{grader}}.parquet",
-        stats=f"{RESULTS}/grades/{{grader}}.stats.json",
-        failures=f"{RESULTS}/grades/{{grader}}.failures.jsonl",
+        grades=LAYOUT.grades("{grader}"),
+        stats=LAYOUT.grades("{grader}", ".stats.json"),
+        failures=LAYOUT.grades("{grader}", ".failures.jsonl"),
     log:
         "logs/merge_grades/{grader}.log",
     group:

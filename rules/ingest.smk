@@ -2,10 +2,10 @@ rule ingest:
     input:
         unpack(ingest_inputs),
     output:
-        queries=f"{RESULTS}/ingest/queries.parquet",
-        rankings=f"{RESULTS}/ingest/rankings.parquet",
-        answer_passages=f"{RESULTS}/ingest/answer_passages.parquet",
-        judgments=f"{RESULTS}/ingest/judgments.parquet",
+        queries=LAYOUT.ingest("queries"),
+        rankings=LAYOUT.ingest("rankings"),
+        answer_passages=LAYOUT.ingest("answer_passages"),
+        judgments=LAYOUT.ingest("judgments"),
     log:
         "logs/ingest.log",
     conda:
@@ -27,8 +27,8 @@ rule pool:
         queries=rules.ingest.output.queries,
         corpus=corpus_files,
     output:
-        pool=f"{RESULTS}/pool/pool.parquet",
-        shards=scatter.grade(f"{RESULTS}/pool/shards/{{scatteritem}}.parquet"),
+        pool=LAYOUT.pool,
+        shards=scatter.grade(LAYOUT.pool_shard("{scatteritem}")),
     log:
         "logs/pool.log",
     conda:

@@ -3,8 +3,8 @@ rule retrieval_metrics:
         qrels=human_qrels,
         rankings=rules.ingest.output.rankings,
     output:
-        json=f"{RESULTS}/metrics/retrieval.json",
-        md=f"{RESULTS}/metrics/retrieval.md",
+        json=LAYOUT.metrics("retrieval"),
+        md=LAYOUT.metrics("retrieval", ".md"),
     log:
         "logs/metrics/retrieval.log",
     benchmark:
@@ -23,8 +23,8 @@ rule generation_metrics:
     input:
         data=CTX.config.data.generation or [],
     output:
-        json=f"{RESULTS}/metrics/generation.json",
-        md=f"{RESULTS}/metrics/generation.md",
+        json=LAYOUT.metrics("generation"),
+        md=LAYOUT.metrics("generation", ".md"),
     log:
         "logs/metrics/generation.log",
     benchmark:

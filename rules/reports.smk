@@ -11,18 +11,18 @@ rule reports:
     input:
         unpack(REPORT_RULES.grader_inputs),
     output:
-        bank_items=f"{RESULTS}/reports/{{grader}}/items.parquet",
-        passages=f"{RESULTS}/reports/{{grader}}/passages.parquet",
-        verify=f"{RESULTS}/reports/{{grader}}/verify.parquet",
-        missing=f"{RESULTS}/reports/{{grader}}/missing.tsv",
-        spurious=f"{RESULTS}/reports/{{grader}}/spurious.tsv",
-        impact=f"{RESULTS}/reports/{{grader}}/impact.tsv",
-        agreement=f"{RESULTS}/reports/{{grader}}/agreement.tsv",
-        agreement_graded=f"{RESULTS}/reports/{{grader}}/agreement-graded.tsv",
-        agreement_per_query=f"{RESULTS}/reports/{{grader}}/agreement-per-query.tsv",
-        agreement_md=f"{RESULTS}/reports/{{grader}}/agreement.md",
-        agreement_tex=f"{RESULTS}/reports/{{grader}}/agreement.tex",
-        summary=f"{RESULTS}/reports/{{grader}}/summary.json",
+        bank_items=LAYOUT.report("{grader}", "items.parquet"),
+        passages=LAYOUT.report("{grader}", "passages.parquet"),
+        verify=LAYOUT.report("{grader}", "verify.parquet"),
+        missing=LAYOUT.report("{grader}", "missing.tsv"),
+        spurious=LAYOUT.report("{grader}", "spurious.tsv"),
+        impact=LAYOUT.report("{grader}", "impact.tsv"),
+        agreement=LAYOUT.report("{grader}", "agreement.tsv"),
+        agreement_graded=LAYOUT.report("{grader}", "agreement-graded.tsv"),
+        agreement_per_query=LAYOUT.report("{grader}", "agreement-per-query.tsv"),
+        agreement_md=LAYOUT.report("{grader}", "agreement.md"),
+        agreement_tex=LAYOUT.report("{grader}", "agreement.tex"),
+        summary=LAYOUT.report("{grader}", "summary.json"),
     log:
         "logs/reports/{grader}.log",
     benchmark:
@@ -43,7 +43,7 @@ rule report_correlation:
         per_query=REPORT_RULES.correlation_inputs,
         official=CTX.config.data.official_leaderboard or [],
     output:
-        table=f"{RESULTS}/reports/correlation.tsv",
+        table=LAYOUT.reports("correlation.tsv"),
         plots=REPORT_RULES.plot_outputs(),
     log:
         "logs/reports/correlation.log",
@@ -64,7 +64,7 @@ rule site:
     input:
         unpack(REPORT_RULES.site_inputs),
     output:
-        directory(f"{RESULTS}/site"),
+        directory(LAYOUT.site),
     log:
         "logs/reports/site.log",
     benchmark:

@@ -65,7 +65,7 @@ if RUBRIC is not None:
             rubric=RUBRIC.rubric,
             llm=rubric_predict_input(RUBRIC),
         output:
-            predictions=f"{RESULTS}/rubric/predictions/{{name}}.parquet",
+            predictions=LAYOUT.rubric("predictions/{name}.parquet"),
         log:
             "logs/rubric/predict/{name}.log",
         wildcard_constraints:

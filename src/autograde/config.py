@@ -195,7 +195,9 @@ class Config(Strict):
 
     def qrels_variants_of(self, grader: str) -> list[str]:
         """The qrels variant names (``max-4``, ``count-3``) of one grader."""
-        return [f"{m}-{t}" for m in self.qrels.modes for t in self.thresholds_of(grader)]
+        from autograde.layout import QrelsVariant
+
+        return [str(QrelsVariant(m, t)) for m in self.qrels.modes for t in self.thresholds_of(grader)]
 
     def cover_thresholds_of(self, grader: str) -> list[int]:
         """The cover thresholds of one grader (none when cover is off)."""

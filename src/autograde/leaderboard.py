@@ -7,7 +7,7 @@ Predicted ranks are ``rankdata(-score, method="average")``; official ranks come 
 from __future__ import annotations
 
 import pandas as pd
-from scipy.stats import kendalltau, rankdata, spearmanr
+from scipy.stats import rankdata
 
 from autograde.errors import UnknownNameError
 from autograde.io.trec import Qrels, RunDict
@@ -51,13 +51,19 @@ def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
 
 
 def rank_correlation(lb: pd.DataFrame, official: dict[str, float]) -> dict[str, float | int]:
-    """Spearman and Kendall tau-b between a leaderboard and official ranks, over common systems."""
+    """Spearman and Kendall tau-b between a leaderboard and official ranks, over common systems.
+
+    The statistics are :mod:`autograde.stats`' (the correlation report's bootstrap uses the same functions).
+    """
+    import numpy as np
+
+    from autograde.stats import kendall_matrix, spearman_matrix
+
     common = [r for r in lb["run"] if r in official]
     if len(common) < 2:
         return {"n_systems": len(common), "spearman": float("nan"), "kendall": float("nan")}
     sub = lb.set_index("run").loc[common]
-    pred = rankdata(-sub["score"].to_numpy(), method="average")
-    off = rankdata([official[r] for r in common], method="average")
-    rho = spearmanr(pred, off).statistic
-    tau = kendalltau(pred, off).statistic  # tau-b (the default variant)
-    return {"n_systems": len(common), "spearman": float(rho), "kendall": float(tau)}
+    ours = sub["score"].to_numpy(dtype=float)[None, :]
+    truth = -rankdata([official[r] for r in common], method="average")  # higher = better
+    return {"n_systems": len(common), "spearman": float(spearman_matrix(ours, truth)[0]),
+            "kendall": float(np.asarray(kendall_matrix(ours, truth))[0])}

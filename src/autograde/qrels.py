@@ -54,5 +54,7 @@ def rubric_qrels(grades: pd.DataFrame, mode: QrelsMode, threshold: int) -> Qrels
 
 
 def relevance_level(mode: QrelsMode, threshold: int) -> int:
-    """The trec_eval relevance level (-l) at which qrels of ``mode`` are evaluated."""
-    return threshold if mode == "max" else 1
+    """The trec_eval relevance level (-l) at which qrels of ``mode`` are evaluated (:attr:`QrelsVariant.level`)."""
+    from autograde.layout import QrelsVariant
+
+    return QrelsVariant(mode, threshold).level

@@ -174,14 +174,6 @@ def run_evaluate(config: Config, qrels_path: str | Path, rankings_path: str | Pa
     write_table(out_path, ev, ["run", "query_id", "measure"], metadata={"relevance_level": level})
 
 
-def qrels_level(name: str) -> int:
-    """Relevance level of a qrels variant name like ``max-4`` or ``count-3``."""
-    from autograde.qrels import relevance_level
-
-    mode, _, tau = name.partition("-")
-    return relevance_level(mode, int(tau))  # type: ignore[arg-type]
-
-
 def run_leaderboards(evaluation_path: str | Path, measures: list[str], out_paths: list[str],
                      significance: SignificanceConfig | None = None) -> None:
     """One TSV per measure; with a significance baseline, also p-values of each system vs the baseline."""

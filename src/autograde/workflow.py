@@ -21,6 +21,7 @@ from autograde.errors import AutogradeError, Problems, UnknownNameError
 from autograde.experiment import resolve_workflow_config, validate_config
 from autograde.io.bank import BankItem
 from autograde.io.queries import read_queries
+from autograde.layout import CALIBRATED, HUMAN, Layout, QrelsVariant
 from autograde.log import logger, setup_logging
 
 ENVS_DIR = Path(__file__).resolve().parents[2] / "envs"
@@ -90,20 +91,16 @@ class WorkflowContext:
 
     def qrels_variant(self, grader: str, variant: str) -> dict[str, Any]:
         """``{mode, threshold, level}`` of one grader's qrels variant (``max-4``): rule params, parsed once here."""
-        from autograde.qrels import relevance_level
-
-        if grader == "calibrated" and variant == self.calibrated_variant():
+        if grader == CALIBRATED and variant == self.calibrated_variant():
             from autograde.rubric.stages import calibrated_qrels_level, calibrated_section
 
             level = calibrated_qrels_level(calibrated_section(self.config))
-            return {"mode": variant.split("-")[0], "threshold": level, "level": level}
-
-        for m in self.config.qrels.modes:
-            for t in self.config.thresholds_of(grader):
-                if f"{m}-{t}" == variant:
-                    return {"mode": m, "threshold": t, "level": relevance_level(m, t)}
-        raise UnknownNameError(f"unknown qrels variant {variant!r} of grader {grader!r}; configured: "
-                       f"{', '.join(self.qrels_variants(grader))}")
+            return {"mode": QrelsVariant.parse(variant).mode, "threshold": level, "level": level}
+        if variant not in self.qrels_variants(grader):
+            raise UnknownNameError(f"unknown qrels variant {variant!r} of grader {grader!r}; configured: "
+                                   f"{', '.join(self.qrels_variants(grader))}")
+        v = QrelsVariant.parse(variant)
+        return {"mode": v.mode, "threshold": v.tau, "level": v.level}
 
     def cover_thresholds(self, grader: str) -> list[int]:
         return self.config.cover_thresholds_of(grader)
@@ -163,17 +160,17 @@ class WorkflowContext:
 
     def leaderboard_table(self) -> list[dict[str, str]]:
         """Every leaderboard the run makes: ``{grader, qrels, measure, path}`` (the correlation rule's params)."""
-        r = self.results
-        out = [{"grader": g, "qrels": v, "measure": m, "path": f"{r}/leaderboards/{g}/{v}/{m}.tsv"}
+        lay = Layout.of(self.results)
+        out = [{"grader": g, "qrels": v, "measure": m, "path": lay.leaderboard(g, v, m)}
                for g in self.grader_names() for v in self.qrels_variants(g) for m in self.measures()]
-        out += [{"grader": g, "qrels": f"cover-{t}", "measure": m, "path": f"{r}/leaderboards/{g}/cover-{t}/{m}.tsv"}
+        out += [{"grader": g, "qrels": f"cover-{t}", "measure": m, "path": lay.leaderboard(g, f"cover-{t}", m)}
                 for g in self.grader_names() for t in self.cover_thresholds(g) for m in ("cover", "ncover")]
         calibrated = self.calibrated_variant()
         if calibrated:
-            out += [{"grader": "calibrated", "qrels": calibrated, "measure": m,
-                     "path": f"{r}/leaderboards/calibrated/{calibrated}/{m}.tsv"} for m in self.measures()]
+            out += [{"grader": CALIBRATED, "qrels": calibrated, "measure": m,
+                     "path": lay.leaderboard(CALIBRATED, calibrated, m)} for m in self.measures()]
         if self.config.data.qrels:
-            out += [{"grader": "human", "qrels": "-", "measure": m, "path": f"{r}/leaderboards/human/{m}.tsv"}
+            out += [{"grader": HUMAN, "qrels": "-", "measure": m, "path": lay.leaderboard(HUMAN, None, m)}
                     for m in self.measures()]
         return out
 
@@ -181,18 +178,18 @@ class WorkflowContext:
         return [e["path"] for e in self.leaderboard_table()]
 
     def final_outputs(self) -> list[str]:
-        r = self.results
-        out = [f"{r}/pool/pool.parquet"]
+        lay = Layout.of(self.results)
+        out = [lay.pool]
         for g in self.grader_names():
-            out += [f"{r}/grades/{g}.parquet", f"{r}/grades/{g}.stats.json"]
-            out += [f"{r}/qrels/{g}/{v}.qrels" for v in self.qrels_variants(g)]
+            out += [lay.grades(g), lay.grades(g, ".stats.json")]
+            out += [lay.qrels(g, v) for v in self.qrels_variants(g)]
         out += self.leaderboard_files()
         if self.config.data.official_leaderboard:
-            out.append(f"{r}/correlation.tsv")
+            out.append(lay.correlation)
         if self.config.data.qrels:
-            out.append(f"{r}/metrics/retrieval.json")
+            out.append(lay.metrics("retrieval"))
         if self.config.data.generation:
-            out.append(f"{r}/metrics/generation.json")
+            out.append(lay.metrics("generation"))
         from autograde.reports.stages import report_targets
 
         out += report_targets(self.config)  # verification reports, correlation report, review site

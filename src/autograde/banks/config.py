@@ -80,7 +80,9 @@ class BankGenerationConfig(_Strict):
 
 def generated_bank_path(results_dir: str, name: str) -> str:
     """Where the workflow writes generated bank ``name``."""
-    return f"{results_dir}/banks/{name}.jsonl.gz"
+    from autograde.layout import Layout
+
+    return Layout.of(results_dir).bank(name)
 
 
 def edited_bank_path(name: str, cfg: BankGenerationConfig | dict[str, Any]) -> str:

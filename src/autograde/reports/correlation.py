@@ -33,49 +33,11 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from autograde.errors import InvalidValueError
+from autograde.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
 
 METHODS = ("spearman", "kendall", "tau_ap")
-
-
-def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(n, k=1)
-
-
-def kendall_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b of each row of ``scores`` (B x n) against ``truth`` (n; higher = better)."""
-    i, j = _pairs(scores.shape[1])
-    sx = np.sign(scores[:, i] - scores[:, j])
-    sy = np.sign(truth[i] - truth[j])
-    num = (sx * sy).sum(axis=1)
-    den = np.sqrt((sx != 0).sum(axis=1) * float((sy != 0).sum()))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-
-
-def spearman_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth``."""
-    rx = rankdata(scores, axis=1, method="average")
-    ry = rankdata(truth, method="average")
-    rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean()
-    den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (rx @ ry) / np.where(den > 0, den, 1), np.nan)
-
-
-def tau_ap_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """tau-ap of each row of ``scores`` (the ranking under test, higher = better) against ``truth``
-    (higher = better); ties in a row are broken by column order, ties in ``truth`` are never "better"."""
-    b, n = scores.shape
-    if n < 2:
-        return np.full(b, np.nan)
-    tiebreak = np.broadcast_to(np.arange(n), scores.shape)
-    order = np.lexsort((tiebreak, -scores), axis=-1)  # best first
-    t = truth[order]  # B x n, truth value at each position
-    better = t[:, :, None] > t[:, None, :]  # [b, m, k]: item at m officially better than item at k
-    above = np.tril(np.ones((n, n), dtype=bool), k=-1).T  # [m, k]: m < k
-    c = (better & above[None]).sum(axis=1)[:, 1:]  # for positions k = 1..n-1
-    return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0
+__all__ = ["METHODS", "CorrelationResult", "correlate", "kendall_matrix", "spearman_matrix", "system_query_matrix",
+           "tau_ap_matrix"]
 
 
 _FUNCS = {"spearman": spearman_matrix, "kendall": kendall_matrix, "tau_ap": tau_ap_matrix}

@@ -18,8 +18,8 @@ import pandas as pd
 
 from autograde.errors import Problems
 from autograde.io.text import atomic_write_text
+from autograde.layout import HUMAN, Layout, QrelsVariant
 from autograde.log import logger
-from autograde.qrels import relevance_level
 from autograde.reports.config import GRADER_REPORT_FILES, ReportsConfig
 from autograde.tables import read_table, write_table
 
@@ -66,18 +66,13 @@ def grader_report_spec(config: Any, grader: str) -> GraderReportSpec:
 
 def grader_report_files(results: str | Path, grader: str) -> dict[str, str]:
     """Paths of one grader's report files."""
-    return {k: f"{results}/reports/{grader}/{v}" for k, v in GRADER_REPORT_FILES.items()}
+    lay = Layout.of(results)
+    return {k: lay.report(grader, v) for k, v in GRADER_REPORT_FILES.items()}
 
 
 def correlation_plot_path(results: str | Path, grader: str, variant: str, measure: str) -> str:
     """Where the scatter plot of one leaderboard goes (the human qrels' leaderboards under ``human/qrels/``)."""
-    return f"{results}/reports/plots/{grader}/{variant if variant != '-' else 'qrels'}/{measure}.svg"
-
-
-def split_variant(variant: str) -> tuple[str, int]:
-    """``"max-4"`` -> ("max", 4)."""
-    mode, _, tau = variant.partition("-")
-    return mode, int(tau)
+    return Layout.of(results).reports(f"plots/{grader}/{variant if variant != '-' else 'qrels'}/{measure}.svg")
 
 
 def grader_items(bank: str | None, queries: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -104,12 +99,12 @@ def agreements_for_grader(grader: str, labels: pd.DataFrame, judgments: pd.DataF
 
     judged = {(q, p): int(r) for q, p, r in judgments[["query_id", "passage_id", "relevance"]].itertuples(index=False)}
     out = []
-    for variant in variants:
-        mode, tau = split_variant(variant)
-        col = "max_grade" if mode == "max" else count_column(tau)
-        lab = labels[labels[col].notna()]
+    for name in variants:
+        variant = QrelsVariant.parse(name)
+        col = "max_grade" if variant.mode == "max" else count_column(variant.tau)
+        lab = labels[labels[col].notna()]  # the labels of the evaluated qrels (both from qrels.passage_labels)
         pairs = {(q, p): int(v) for q, p, v in lab[["query_id", "passage_id", col]].itertuples(index=False)}
-        out.append(compute_agreement(pairs, judged, relevance_level(mode, tau), level, f"{grader} {variant}"))  # type: ignore[arg-type]
+        out.append(compute_agreement(pairs, judged, variant.level, level, f"{grader} {name}"))
     return out
 
 
@@ -152,7 +147,7 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
     for path in out.values():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_table(out["bank_items"], items, ["query_id", "item_id"])
-    label_taus = sorted({*thresholds, *(split_variant(v)[1] for v in spec.variants)})
+    label_taus = sorted({*thresholds, *(QrelsVariant.parse(v).tau for v in spec.variants)})
     labels = verify.passage_labels(grades, judgments, label_taus)
     write_table(out["passages"], labels, ["query_id", "passage_id"], metadata={"thresholds": label_taus})
     write_table(out["verify"], verify.verify_lists(grades, judgments, items), None)
@@ -165,10 +160,12 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
     if rc.impact and evaluations:
         runs = runs_from_rankings(read_table(rankings_path))
         frames = []
-        for variant, path in evaluations.items():
-            mode, tau = split_variant(variant)
-            frames.append(bank_impact(grades, runs, read_table(path), mode, tau, spec.measures,  # type: ignore[arg-type]
-                                      spec.missing_queries, variant))
+        for name, path in evaluations.items():
+            v = QrelsVariant.parse(name)
+            if v.mode not in ("max", "count"):
+                continue  # calibrated labels are not made from this grader's grades
+            frames.append(bank_impact(grades, runs, read_table(path), v.mode, v.tau, spec.measures,  # type: ignore[arg-type]
+                                      spec.missing_queries, name))
         impact = pd.concat(frames, ignore_index=True) if frames else impact
     _write_tsv(out["impact"], impact)
     results = agreements_for_grader(grader, labels, judgments, spec.variants, level) if len(judgments) else []
@@ -200,17 +197,17 @@ def leaderboard_sources(results: str | Path, graders: Mapping[str, tuple[Sequenc
 
     ``graders`` maps each grader to its (qrels variants, cover thresholds).
     """
-    r = results
+    lay = Layout.of(results)
     out = []
     for g, (variants, cover_taus) in graders.items():
         for v in variants:
-            out += [{"grader": g, "variant": v, "measure": m, "path": f"{r}/eval/{g}/{v}.parquet", "column": "value"}
+            out += [{"grader": g, "variant": v, "measure": m, "path": lay.evaluation(g, v), "column": "value"}
                     for m in measures]
         for t in cover_taus:
-            out += [{"grader": g, "variant": f"cover-{t}", "measure": m, "path": f"{r}/cover/{g}/cover-{t}.parquet",
-                     "column": m} for m in ("cover", "ncover")]
+            out += [{"grader": g, "variant": f"cover-{t}", "measure": m, "path": lay.cover(g, t), "column": m}
+                    for m in ("cover", "ncover")]
     if human:
-        out += [{"grader": "human", "variant": "-", "measure": m, "path": f"{r}/eval/human.parquet", "column": "value"}
+        out += [{"grader": HUMAN, "variant": "-", "measure": m, "path": lay.evaluation(HUMAN), "column": "value"}
                 for m in measures]
     return out
 
@@ -289,9 +286,9 @@ def report_targets(config: Any) -> list[str]:
     r = config.results_dir
     out = [f for g in config.graders for f in grader_report_files(r, g.name).values()]
     if config.data.official_leaderboard:
-        out.append(f"{r}/reports/correlation.tsv")
+        out.append(Layout.of(r).reports("correlation.tsv"))
     if rc.site:
-        out.append(f"{r}/site")
+        out.append(Layout.of(r).site)
     return out
 
 

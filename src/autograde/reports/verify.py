@@ -47,16 +47,19 @@ def count_column(tau: int) -> str:
 def passage_labels(grades: pd.DataFrame, judgments: pd.DataFrame, thresholds: Iterable[int]) -> pd.DataFrame:
     """One row per graded passage: query_id, passage_id, judgment, max_grade, n_items, n_failed, count_ge_<tau>.
 
-    ``max_grade`` is the max-mode Rubric-Qrels label and ``count_ge_<tau>`` the count-mode label; both are
-    null for a passage none of whose pairs got a grade.
+    ``max_grade`` is the max-mode Rubric-Qrels label and ``count_ge_<tau>`` the count-mode label, computed by
+    :func:`autograde.qrels.passage_labels` (the qrels files hold exactly these); both are null for a passage none
+    of whose pairs got a grade.
     """
+    from autograde.qrels import passage_labels as qrels_labels  # the labels the qrels files hold
+
     thresholds = sorted(set(thresholds))
     base = grades.groupby(LABEL_KEYS, sort=True).agg(n_pairs=("item_id", "size"))
     ok = _ok(grades)
-    g = ok.groupby(LABEL_KEYS, sort=True)["grade"]
-    out = base.join(g.max().rename("max_grade")).join(g.size().rename("n_items"))
+    out = base.join(qrels_labels(grades, "max", 1, warn=False).rename("max_grade"))
+    out = out.join(ok.groupby(LABEL_KEYS, sort=True)["grade"].size().rename("n_items"))
     for t in thresholds:
-        out = out.join((ok["grade"] >= t).groupby([ok["query_id"], ok["passage_id"]]).sum().rename(count_column(t)))
+        out = out.join(qrels_labels(grades, "count", t, warn=False).rename(count_column(t)))
     out["n_items"] = out["n_items"].fillna(0).astype("int64")
     out["n_failed"] = (out.pop("n_pairs") - out["n_items"]).astype("int64")
     out["max_grade"] = out["max_grade"].astype("Int64")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from autograde.layout import Layout
 from autograde.reports.stages import (
     config_leaderboard_sources,
     correlation_plot_paths,
@@ -43,14 +44,14 @@ class ReportRules:
 
     def grader_inputs(self, wildcards: Any) -> dict[str, Any]:
         """Inputs of one grader's reports: merged grades, ingest tables, the bank, per-variant evaluations."""
-        g, r = wildcards.grader, self.results
+        g, lay = wildcards.grader, Layout.of(self.results)
         spec = grader_report_spec(self.config, g)
         inputs: dict[str, Any] = {
-            "grades": f"{r}/grades/{g}.parquet",
-            "judgments": f"{r}/ingest/judgments.parquet",
-            "rankings": f"{r}/ingest/rankings.parquet",
-            "queries": f"{r}/ingest/queries.parquet",
-            "evaluations": [f"{r}/eval/{g}/{v}.parquet" for v in spec.variants] if self.reports.impact else [],
+            "grades": lay.grades(g),
+            "judgments": lay.ingest("judgments"),
+            "rankings": lay.ingest("rankings"),
+            "queries": lay.ingest("queries"),
+            "evaluations": [lay.evaluation(g, v) for v in spec.variants] if self.reports.impact else [],
         }
         if spec.bank:
             inputs["bank"] = spec.bank
@@ -63,15 +64,16 @@ class ReportRules:
     def site_inputs(self, wildcards: Any) -> dict[str, Any]:
         """Everything the site shows: every grader's reports and grades, leaderboards, pool, ingest tables."""
         r, names = self.results, self.ctx.grader_names()
+        lay = Layout.of(r)
         inputs: dict[str, Any] = {
             "reports": [f for g in names for f in grader_report_files(r, g).values()],
-            "grades": [f"{r}/grades/{g}.parquet" for g in names],
+            "grades": [lay.grades(g) for g in names],
             "leaderboards": self.ctx.leaderboard_files(),
-            "pool": f"{r}/pool/pool.parquet",
-            "queries": f"{r}/ingest/queries.parquet",
-            "judgments": f"{r}/ingest/judgments.parquet",
+            "pool": lay.pool,
+            "queries": lay.ingest("queries"),
+            "judgments": lay.ingest("judgments"),
         }
         if self.config.data.official_leaderboard:
-            inputs["correlation"] = f"{r}/reports/correlation.tsv"
+            inputs["correlation"] = lay.reports("correlation.tsv")
             inputs["official"] = self.config.data.official_leaderboard
         return inputs
