@@ -35,9 +35,11 @@ vllm-env: $(VLLM_VENV)/.installed
 test: install vllm-env lint
 	$(PY) -m pytest -q
 
-# Static checks: ruff over the Python code, snakefmt over the workflow files, and Snakemake's own linter.
+# Static checks: ruff over the Python code, mypy (no error beyond tools/mypy-baseline.txt), snakefmt over the
+# workflow files, and Snakemake's own linter.
 lint: install
-	$(VENV)/bin/ruff check src tests scripts benchmarks
+	$(VENV)/bin/ruff check src tests scripts benchmarks tools
+	$(PY) tools/mypy_baseline.py
 	$(VENV)/bin/snakefmt --check Snakefile rules/
 	$(VENV)/bin/snakemake --lint --config experiment=config/experiments/example.yaml > /dev/null
 

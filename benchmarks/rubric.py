@@ -54,7 +54,7 @@ RELEASED = Hyperparameters(hidden1=25, hidden2=25, learning_rate=0.001, batch_si
 """The released code's shipped hyperparameters (NOTES: batch 64, lr 0.001, h1 = h2 = 25, 20 + 30 epochs)."""
 
 
-def _timed(fn, repeats: int, outputs: list | None = None) -> tuple[float, object]:  # noqa: ANN001
+def _timed(fn, repeats: int, outputs: list | None = None) -> tuple[float, object]:
     """Median time of ``repeats`` calls and the last result (every result appended to ``outputs`` if given)."""
     times, out = [], None
     for _ in range(repeats):

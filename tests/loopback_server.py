@@ -169,7 +169,7 @@ class LoopbackServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the default stderr log
+            def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
                 pass
 
             def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -191,7 +191,7 @@ class LoopbackServer:
                 self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
                 return False
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if not self._authorized():
                     return
                 if self.path.rstrip("/") == "/v1/models":
@@ -200,7 +200,7 @@ class LoopbackServer:
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 if not self._authorized():

@@ -100,7 +100,7 @@ def check_grader_prompts(config: Config, src: ConfigSource, problems: Problems) 
                              "name the rating prompt whose grades it stands in for "
                              "(QuestionSelfRatedUnanswerablePromptWithChoices or NuggetSelfRatedPrompt), or leave it out")
             continue
-        if prompt.kind == "extraction" and g.scoring == "logits":
+        if g.scoring == "logits" and not prompt.scorable_by_logits:
             problems.add(*src.locate(("graders", i, "scoring")), f"graders[{i}] ({g.name}): {prompt.config_name} "
                          "is an extraction prompt", "set scoring: generate")
         if g.prompt_order == "passage_first" and prompt.passage_first_template is None:

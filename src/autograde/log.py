@@ -12,14 +12,14 @@ T = TypeVar("T")
 logger = logging.getLogger("autograde")
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time of the record (not the stream seen at setup), so a
     redirected or captured stderr gets the messages."""
 
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> object:
         return sys.stderr
 
@@ -66,5 +66,5 @@ def progress_bar(total: int, desc: str = "") -> _NoBar:
     if sys.stderr.isatty() and total:
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc)  # type: ignore[return-value]
+        return tqdm(total=total, desc=desc)
     return _NoBar()

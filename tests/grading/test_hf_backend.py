@@ -107,7 +107,7 @@ def test_greedy_first_token_agrees_with_logits_argmax(qsr_logits: LLMGrader, qsr
     assert compared >= 20, "too few generations started with a label token to compare"
 
 
-def _pairs(qsr_logits: LLMGrader, qsr_logits_results: list):  # noqa: ANN202
+def _pairs(qsr_logits: LLMGrader, qsr_logits_results: list):
     """(generate-mode grader, logits results, requests) for the rating prompt and the yes/no prompt FagB."""
     gen = grader(QSR, "generate", assistant_prefill="Rating: ", max_new_tokens=3)
     yield gen, qsr_logits_results, REQS

@@ -47,7 +47,7 @@ def _gguf_dir() -> Path:
 
 
 @pytest.fixture(scope="module")
-def tokenizer():  # noqa: ANN201 - a transformers tokenizer
+def tokenizer():  # a transformers tokenizer
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(_gguf_dir()), gguf_file=GGUF_NAME)
@@ -68,7 +68,7 @@ def test_options_validate_without_vllm() -> None:
                  options={"gpu_memory_utilization": 0.8, "max_model_len": 4096})
 
 
-def test_label_tokens_with_a_bpe_tokenizer(tokenizer) -> None:  # noqa: ANN001
+def test_label_tokens_with_a_bpe_tokenizer(tokenizer) -> None:
     fmt = TokenizerFormatter(tokenizer, chat=True)
     digits = fmt.label_tokens([str(i) for i in range(6)])
     assert digits.describe() == {str(i): [32 + i] for i in range(6)}  # " 4" is "Ġ" + "4": the bare digit counts
@@ -103,7 +103,7 @@ def test_logprob_conversions() -> None:
     assert not supports_logprob_token_ids(SimpleNamespace)
 
 
-def test_shared_formatting_and_truncation(tokenizer) -> None:  # noqa: ANN001
+def test_shared_formatting_and_truncation(tokenizer) -> None:
     prompt = get_prompt("QuestionSelfRatedUnanswerablePromptWithChoices")
     req = _req()
     long = GradeRequest(req.query_id, req.query_text, "p", " ".join([req.passage_text] * 20), req.item_id,

@@ -92,7 +92,7 @@ def test_config_file_gives_defaults(files: Path) -> None:
 
 
 def test_significance_same_seed_byte_identical(tmp_path: Path) -> None:
-    ULTRARAG = shared_data("ultrarag")  # noqa: N806
+    ULTRARAG = shared_data("ultrarag")
     args = ["metrics", "significance", "--qrels", ULTRARAG / "qrels.txt", "--run-a", ULTRARAG / "run_a.txt",
             "--run-b", ULTRARAG / "run_b.txt", "--n-resamples", "3000"]
     outs = [tmp_path / "s1.json", tmp_path / "s2.json", tmp_path / "s3.json"]

@@ -29,7 +29,7 @@ from autograde.metrics.significance import (
 @pytest.fixture(scope="module")
 def ab() -> tuple[dict, dict]:
     """Per-query measures of the reference server's A/B example runs (all families, cutoffs 1..100)."""
-    ULTRARAG = shared_data("ultrarag")  # noqa: N806
+    ULTRARAG = shared_data("ultrarag")
     qrels = load_qrels(ULTRARAG / "qrels.txt")
     runs, _ = load_runs([ULTRARAG / "run_a.txt", ULTRARAG / "run_b.txt"])
     a, b = (per_query_measures(qrels, run, RetrievalMetricsConfig()) for run in runs.values())

@@ -46,7 +46,7 @@ from autograde.runtime import gpu_visibility
 from autograde.shards import shard_assignment
 
 sys.path.insert(0, str(Path(__file__).parent / "slurm"))
-from local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_installed  # noqa: E402
+from local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_installed
 
 BUDGET_S = 300.0
 """The whole test (cluster start + every Snakemake run), apt-get install excluded, must fit in this."""
@@ -155,7 +155,7 @@ class Runs:
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, workdir: Path, *extra: str, slurm: bool = True) -> subprocess.Popen[str]:
-        log = open(workdir / f"run-{len(self.procs)}.log", "w")  # noqa: SIM115 - closed in wait()
+        log = open(workdir / f"run-{len(self.procs)}.log", "w")  # closed in wait()
         p = subprocess.Popen(smk_cmd(workdir, *extra, slurm=slurm), stdout=log, stderr=subprocess.STDOUT,
                              text=True, env=self.env, start_new_session=True)
         p.log_path = Path(log.name)  # type: ignore[attr-defined]

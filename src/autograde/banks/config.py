@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autograde.errors import InvalidValueError
+
+if TYPE_CHECKING:
+    from autograde.config import Config
 
 LLMBackendName = Literal["hf", "vllm", "openai"]
 """Backends that can generate text (the embedded grader cannot)."""
@@ -121,12 +124,12 @@ def add_generated_banks(raw: Any) -> Any:
     return {**raw, "banks": out}
 
 
-def generated_banks(config: Any) -> dict[str, BankGenerationConfig]:
+def generated_banks(config: Config) -> dict[str, BankGenerationConfig]:
     """The ``bank_generation:`` entries of a validated config (empty when the section is absent)."""
     return dict(getattr(config, "bank_generation", None) or {})
 
 
-def banks_read_at_parse_time(config: Any) -> dict[str, str]:
+def banks_read_at_parse_time(config: Config) -> dict[str, str]:
     """The banks the workflow reads when it builds its DAG: every bank except generated ones graded as generated
     (their file is an output of the workflow and may not exist yet)."""
     skip = {name for name, g in generated_banks(config).items() if g.grade_with == "generated"}

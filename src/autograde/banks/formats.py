@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -94,96 +95,114 @@ def _query_text(bank: Bank, qid: str) -> str:
     return str(bank.headers.get(qid, {}).get("query_text") or "")
 
 
+Writer = Callable[[Bank, ConversionReport, list[BankItem]], str]
+"""A bank writer: the file's text; it appends what it wrote to ``kept`` and reports what the format loses."""
+
+
+def _write_workbench(bank: Bank, report: ConversionReport, kept: list[BankItem]) -> str:
+    kept.extend(bank.items)
+    return "".join(bank_lines(bank))
+
+
+def _write_tsv(bank: Bank, report: ConversionReport, kept: list[BankItem]) -> str:
+    rows = []
+    for it in bank.items:
+        if it.gold_answers:
+            report.drop(it.item_id, f"{len(it.gold_answers)} gold answer(s)", "TSV holds query_id and text only")
+        clean = " ".join(it.text.split())
+        if clean != it.text:
+            report.notes["tabs or line breaks in a text written as spaces"] += 1
+        rows.append(f"{it.query_id}\t{clean}\n")
+        kept.append(it)
+    return "".join(rows)
+
+
+def _write_nuggetizer(bank: Bank, report: ConversionReport, kept: list[BankItem]) -> str:
+    lines = []
+    for qid, items in bank.by_query().items():
+        nuggets = []
+        for it in items:
+            if it.gold_answers:
+                report.drop(it.item_id, f"{len(it.gold_answers)} gold answer(s)", "nuggetizer nuggets have no answers")
+            n: dict[str, Any] = {"text": it.text}
+            if it.info and it.info.get("importance") is not None:
+                n["importance"] = it.info["importance"]
+            nuggets.append(n)
+            kept.append(it)
+        lines.append(json.dumps({"query": _query_text(bank, qid), "qid": qid, "nuggets": nuggets},
+                                ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+def _write_autojudge(bank: Bank, report: ConversionReport, kept: list[BankItem]) -> str:
+    lines = []
+    for qid, items in bank.by_query().items():
+        questions: dict[str, Any] = {}
+        claims: dict[str, Any] = {}
+        for it in items:
+            digest = hashlib.md5(it.text.encode("utf-8")).hexdigest()
+            extra = {"importance": it.info["importance"]} if it.info and it.info.get("importance") else {}
+            if it.kind == "question":
+                q: dict[str, Any] = {"question": it.text, "question_id": digest, "query_id": qid, **extra}
+                if it.gold_answers:
+                    q["answers"] = {g: {"answer": g} for g in it.gold_answers}
+                questions[it.text] = q
+            else:
+                if it.gold_answers:
+                    report.drop(it.item_id, f"{len(it.gold_answers)} gold answer(s)", "AutoJudge claims have no answers")
+                claims[it.text] = {"claim": it.text, "claim_id": digest, "query_id": qid, **extra}
+            kept.append(it)
+        rec: dict[str, Any] = {"query_id": qid, "title_query": _query_text(bank, qid), "format_version": "v3"}
+        if questions:
+            rec["nugget_bank"] = questions
+        if claims:
+            rec["claim_bank"] = claims
+        lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+def _write_tqa(bank: Bank, report: ConversionReport, kept: list[BankItem]) -> str:
+    lessons = []
+    for qid, items in bank.by_query().items():
+        ndq: dict[str, Any] = {}
+        for it in items:
+            if it.kind != "question":
+                report.drop(it.item_id, f"nugget {_short(it.text)!r}", "TQA holds questions only")
+                continue
+            if not it.gold_answers:
+                report.drop(it.item_id, f"question {_short(it.text)!r}", "TQA questions need an answer key")
+                continue
+            info = it.info or {}
+            choices = info.get("choices") if isinstance(info.get("choices"), dict) else None
+            key = info.get("correct_key")
+            if not choices or key not in choices or choices[key] != it.gold_answers[0]:
+                choices, key = {"a": it.gold_answers[0]}, "a"
+            if len(it.gold_answers) > 1:
+                report.drop(it.item_id, f"{len(it.gold_answers) - 1} more gold answer(s)",
+                            "TQA keeps one correct answer per question")
+            tqa_id = str(info.get("tqa_id") or f"NDQ_{it.item_id.rsplit('/', 1)[-1][:12]}")
+            ndq[tqa_id] = {"globalID": tqa_id, "beingAsked": {"processedText": it.text},
+                           "answerChoices": {k: {"processedText": v} for k, v in choices.items()},
+                           "correctAnswer": {"processedText": key}}
+            kept.append(it)
+        lessons.append({"globalID": qid, "lessonName": _query_text(bank, qid),
+                        "questions": {"nonDiagramQuestions": ndq, "diagramQuestions": {}}})
+    return json.dumps(lessons, ensure_ascii=False, indent=1) + "\n"
+
+
+WRITERS: dict[str, Writer] = {"workbench": _write_workbench, "tqa": _write_tqa, "nuggetizer": _write_nuggetizer,
+                              "autojudge": _write_autojudge, "tsv": _write_tsv}
+"""format name -> its writer (the readers' registry is :data:`autograde.banks.readers.FORMATS`)."""
+
+
 def export_bank(bank: Bank, path: str | Path, fmt: str) -> ConversionReport:
     """Write ``bank`` in ``fmt`` (``.gz`` compressed if the name says so); the report lists what the format lost."""
     p = str(path)
-    if fmt not in FORMATS:
+    if fmt not in WRITERS:
         raise FormatError(f"unknown bank format {fmt!r} (fix: one of {', '.join(FORMATS)})")
     report = ConversionReport(p, fmt)
-    by_query = bank.by_query()
     kept: list[BankItem] = []
-    if fmt == "workbench":
-        text = "".join(bank_lines(bank))
-        kept = list(bank.items)
-    elif fmt == "tsv":
-        rows = []
-        for it in bank.items:
-            if it.gold_answers:
-                report.drop(it.item_id, f"{len(it.gold_answers)} gold answer(s)", "TSV holds query_id and text only")
-            clean = " ".join(it.text.split())
-            if clean != it.text:
-                report.notes["tabs or line breaks in a text written as spaces"] += 1
-            rows.append(f"{it.query_id}\t{clean}\n")
-            kept.append(it)
-        text = "".join(rows)
-    elif fmt == "nuggetizer":
-        lines = []
-        for qid, items in by_query.items():
-            nuggets = []
-            for it in items:
-                if it.gold_answers:
-                    report.drop(it.item_id, f"{len(it.gold_answers)} gold answer(s)", "nuggetizer nuggets have no answers")
-                n: dict[str, Any] = {"text": it.text}
-                if it.info and it.info.get("importance") is not None:
-                    n["importance"] = it.info["importance"]
-                nuggets.append(n)
-                kept.append(it)
-            lines.append(json.dumps({"query": _query_text(bank, qid), "qid": qid, "nuggets": nuggets},
-                                    ensure_ascii=False) + "\n")
-        text = "".join(lines)
-    elif fmt == "autojudge":
-        lines = []
-        for qid, items in by_query.items():
-            questions: dict[str, Any] = {}
-            claims: dict[str, Any] = {}
-            for it in items:
-                digest = hashlib.md5(it.text.encode("utf-8")).hexdigest()
-                extra = {"importance": it.info["importance"]} if it.info and it.info.get("importance") else {}
-                if it.kind == "question":
-                    q: dict[str, Any] = {"question": it.text, "question_id": digest, "query_id": qid, **extra}
-                    if it.gold_answers:
-                        q["answers"] = {g: {"answer": g} for g in it.gold_answers}
-                    questions[it.text] = q
-                else:
-                    if it.gold_answers:
-                        report.drop(it.item_id, f"{len(it.gold_answers)} gold answer(s)", "AutoJudge claims have no answers")
-                    claims[it.text] = {"claim": it.text, "claim_id": digest, "query_id": qid, **extra}
-                kept.append(it)
-            rec: dict[str, Any] = {"query_id": qid, "title_query": _query_text(bank, qid), "format_version": "v3"}
-            if questions:
-                rec["nugget_bank"] = questions
-            if claims:
-                rec["claim_bank"] = claims
-            lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
-        text = "".join(lines)
-    else:  # tqa
-        lessons = []
-        for qid, items in by_query.items():
-            ndq: dict[str, Any] = {}
-            for it in items:
-                if it.kind != "question":
-                    report.drop(it.item_id, f"nugget {_short(it.text)!r}", "TQA holds questions only")
-                    continue
-                if not it.gold_answers:
-                    report.drop(it.item_id, f"question {_short(it.text)!r}", "TQA questions need an answer key")
-                    continue
-                info = it.info or {}
-                choices = info.get("choices") if isinstance(info.get("choices"), dict) else None
-                key = info.get("correct_key")
-                if not choices or key not in choices or choices[key] != it.gold_answers[0]:
-                    choices, key = {"a": it.gold_answers[0]}, "a"
-                if len(it.gold_answers) > 1:
-                    report.drop(it.item_id, f"{len(it.gold_answers) - 1} more gold answer(s)",
-                                "TQA keeps one correct answer per question")
-                tqa_id = str(info.get("tqa_id") or f"NDQ_{it.item_id.rsplit('/', 1)[-1][:12]}")
-                ndq[tqa_id] = {"globalID": tqa_id, "beingAsked": {"processedText": it.text},
-                               "answerChoices": {k: {"processedText": v} for k, v in choices.items()},
-                               "correctAnswer": {"processedText": key}}
-                kept.append(it)
-            lessons.append({"globalID": qid, "lessonName": _query_text(bank, qid),
-                            "questions": {"nonDiagramQuestions": ndq, "diagramQuestions": {}}})
-        text = json.dumps(lessons, ensure_ascii=False, indent=1) + "\n"
-    atomic_write_text(p, text)
+    atomic_write_text(p, WRITERS[fmt](bank, report, kept))
     report.items = len(kept)
     report.queries = len({it.query_id for it in kept})
     return report

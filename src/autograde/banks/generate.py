@@ -193,7 +193,7 @@ class BankGenerator:
         """The backend's answers (never raises: an exception fails the call's inputs transiently)."""
         try:
             out = self.backend.generate(inputs, self.decoding)
-        except Exception as exc:  # noqa: BLE001 - one bad call must not lose the answers already cached
+        except Exception as exc:  # one bad call must not lose the answers already cached
             logger.exception("bank %s: generate failed for %d prompts", self.name, len(inputs))
             return [Failure(f"{type(exc).__name__}: {exc}", deterministic=False)] * len(inputs)
         if len(out) != len(inputs):

@@ -251,7 +251,7 @@ def read_tsv(path: str, report: ConversionReport, kind: str = "question") -> lis
 def _peek(path: str, n: int = 65536) -> str:
     opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
             return fh.read(n)
     except FileNotFoundError:
         raise FormatError(f"{path}: file not found (fix: check the path)") from None

@@ -201,7 +201,7 @@ def generate_shard_in_vllm_env(raw_config: dict[str, Any], name: str, scatterite
         run_in_vllm_env(python, args, f"bank {name} shard {scatteritem}", threads)
     finally:
         Path(cfg_path).unlink(missing_ok=True)
-    return json.loads(Path(stats_path).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(Path(stats_path).read_text(encoding="utf-8"))
 
 
 def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_failures: list[str],

@@ -119,4 +119,4 @@ def write_text_outputs(out: str | None, text: str, quiet: bool = False) -> None:
 def add_command(sub: Any, name: str, help_: str, description: str | None = None) -> argparse.ArgumentParser:
     """A subcommand whose ``--help`` opens with a description (its one-line help as a sentence by default)."""
     text = description or (help_[:1].upper() + help_[1:] + ("" if help_.endswith(".") else "."))
-    return sub.add_parser(name, help=help_, description=text)  # type: ignore[no-any-return]
+    return sub.add_parser(name, help=help_, description=text)

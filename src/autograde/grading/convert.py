@@ -39,7 +39,7 @@ def converted_from(out_dir: str | Path) -> dict[str, Any] | None:
     """What ``out_dir`` was converted from (``{source, sha256, dtype}``), None if it is no finished conversion."""
     marker = Path(out_dir) / MARKER
     try:
-        return json.loads(marker.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        return json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 

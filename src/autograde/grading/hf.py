@@ -247,7 +247,7 @@ class HFBackend(TokenizerBackend):
             entry[3] -= 1
             if entry[3] <= 0:
                 del _LOADED[self._cache_key]
-        self.model = None  # type: ignore[assignment]
+        self.model = None
         self._prefix_memo = None
         try:
             import torch

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autograde.errors import GraderSetupError
+from autograde.errors import AutogradeError, GraderSetupError
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend, failed
 from autograde.grading.base import GradeRequest, GradeResult
 from autograde.grading.labels import LABEL_TOKEN_POLICY, result_from_label_probs, result_from_parsed
@@ -75,7 +75,7 @@ def resolve_prompts(config: GraderConfig, options: CommonOptions) -> tuple[Promp
             raise GraderSetupError(f"grader {config.name!r} needs prompt_class (list them with `autograde prompts`)")
         prompt = get_prompt(config.prompt_class)
         answer_prompt: PromptClass | None = None
-        if prompt.kind == "extraction" and config.scoring == "logits":
+        if config.scoring == "logits" and not prompt.scorable_by_logits:
             raise GraderSetupError(
                 f"grader {config.name!r}: {prompt.config_name} is an extraction prompt (free-text answers); "
                 "set scoring: generate"
@@ -88,8 +88,8 @@ def resolve_prompts(config: GraderConfig, options: CommonOptions) -> tuple[Promp
         prompt.template_for(config.prompt_order)  # fails early if the order is not offered
     except GraderSetupError:
         raise
-    except (KeyError, ValueError) as exc:
-        raise GraderSetupError(f"grader {config.name!r}: {exc.args[0] if exc.args else exc}") from None
+    except AutogradeError as exc:  # an unknown prompt class or prompt order, a custom prompt file's problems
+        raise GraderSetupError(f"grader {config.name!r}: {exc}") from None
     return prompt, answer_prompt
 
 
@@ -177,7 +177,7 @@ class LLMGrader:
             return []
         try:
             out = fn(inputs, *args)
-        except Exception as exc:  # noqa: BLE001 - one bad batch must not kill the shard
+        except Exception as exc:  # one bad batch must not kill the shard
             logger.exception("grader %s: %s failed for %d inputs", self.config.name, fn.__name__, len(inputs))
             return [Failure(f"{type(exc).__name__}: {exc}", deterministic=False)] * len(inputs)
         if len(out) != len(inputs):

@@ -83,7 +83,7 @@ def _run_sync(factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     def target() -> None:
         try:
             box["value"] = asyncio.run(factory())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
     t = threading.Thread(target=target, name="autograde-openai")
@@ -201,7 +201,7 @@ class OpenAIBackend(LLMBackend):
                     last = _scrub(f"{type(exc).__name__}: {exc}", key)
                 except openai.OpenAIError as exc:
                     return Failure(_scrub(f"{type(exc).__name__}: {exc}", key), deterministic=False)
-                except Exception as exc:  # noqa: BLE001 - e.g. a reply that is not JSON: fails this request only
+                except Exception as exc:  # e.g. a reply that is not JSON: fails this request only
                     return Failure(_scrub(f"unusable reply ({type(exc).__name__}: {exc})", key), deterministic=False)
             if attempt < self.options.max_retries:
                 self.stats["retries"] += 1

@@ -104,7 +104,7 @@ def fuzz_ratio(a: str, b: str) -> int:
 
 
 @lru_cache(maxsize=1)
-def _stemmer():  # noqa: ANN202 - nltk type
+def _stemmer():  # nltk type
     from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()

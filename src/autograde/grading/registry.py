@@ -50,7 +50,7 @@ def backend_module(name: str) -> ModuleType:
 
 def options_model(backend: str) -> type[BaseModel]:
     """The pydantic model of a backend's ``options:`` block."""
-    return backend_module(backend).Options  # type: ignore[no-any-return]
+    return backend_module(backend).Options
 
 
 def validate_options(backend: str, options: dict[str, Any]) -> Any:
@@ -74,7 +74,7 @@ def make_grader(config: GraderConfig) -> Grader:
     module = backend_module(config.backend)
     options = module.Options.model_validate(config.options)
     try:
-        return module.make_grader(config, options)  # type: ignore[no-any-return]
+        return module.make_grader(config, options)
     except ImportError as exc:
         raise _install_hint(f"grader {config.name}", config.backend, exc) from exc
 
@@ -87,6 +87,6 @@ def make_backend(backend: str, model: str | None, options: dict[str, Any], owner
     module = backend_module(backend)
     opts = module.Options.model_validate(options)
     try:
-        return module.make_backend(model, opts, owner)  # type: ignore[no-any-return]
+        return module.make_backend(model, opts, owner)
     except ImportError as exc:
         raise _install_hint(owner, backend, exc) from exc

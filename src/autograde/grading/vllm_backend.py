@@ -203,7 +203,9 @@ class VLLMBackend(TokenizerBackend):
             from transformers import AutoConfig
 
             mconf = AutoConfig.from_pretrained(model, revision=options.revision, trust_remote_code=options.trust_remote_code)
-        except Exception:  # noqa: BLE001 - vLLM reports its own loading errors
+        except Exception as exc:  # vLLM reports its own loading errors, with more detail
+            logger.debug("vllm: could not read the config of %s to check its architecture (%s: %s); vLLM will "
+                         "report any loading problem", model, type(exc).__name__, exc)
             return
         if getattr(mconf, "is_encoder_decoder", False):
             raise GraderSetupError(f"vLLM cannot run encoder-decoder model {model!r} (e.g. FLAN-T5); use backend: hf")
@@ -245,7 +247,7 @@ class VLLMBackend(TokenizerBackend):
         try:
             if core is not None and hasattr(core, "shutdown"):
                 core.shutdown()
-        except Exception:  # noqa: BLE001 - shutting down is best effort; the process exit ends the rest
+        except Exception:  # shutting down is best effort; the process exit ends the rest
             logger.debug("vllm %s: engine shutdown failed", self.owner, exc_info=True)
 
     # -- model operations --------------------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def grade_shard(raw_config: dict[str, Any], grader: str, pool: str, queries: str
         run_in_vllm_env(python, args, f"grader {grader}" + (f" shard {shard}" if shard else ""), threads)
     finally:
         Path(cfg_path).unlink(missing_ok=True)
-    return json.loads(Path(stats).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(Path(stats).read_text(encoding="utf-8"))
 
 
 # -- the second entry point: grade given requests (tests, benchmark) ----------------------------------------------

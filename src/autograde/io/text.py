@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -60,14 +61,6 @@ def load_json_file(path: str | Path, problems: Problems, fix: str, what: str = "
     return None
 
 
-def open_text(path: str | Path, mode: str = "rt"):  # noqa: ANN201 - file object
-    """Open ``path`` as text; ``.gz`` files are decompressed (truncated gzip raises, never silently)."""
-    p = str(path)
-    if p.endswith(".gz"):
-        return gzip.open(p, mode, encoding="utf-8") if "t" in mode else gzip.open(p, mode)
-    return open(p, mode, encoding="utf-8") if "t" in mode else open(p, mode)
-
-
 def iter_lines(path: str | Path, problems: Problems) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` without the newline; bad UTF-8 or truncated gzip become problems."""
     p = str(path)
@@ -115,13 +108,21 @@ def iter_json_objects(path: str | Path, problems: Problems, fix: str = "write on
         yield n, obj
 
 
-def _current_umask() -> int:
+@functools.cache
+def _umask() -> int:
+    """The process umask, read once when first needed (never changed at import time).
+
+    Linux reports it in /proc/self/status; elsewhere it is read by setting and restoring it once.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-_UMASK = _current_umask()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -133,7 +134,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # mkstemp makes 0600; a shared cache must stay group-readable
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; a shared cache must stay group-readable
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:

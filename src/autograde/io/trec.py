@@ -142,7 +142,7 @@ def trec_order(docs: dict[str, float]) -> list[str]:
     return sorted(docs, key=lambda d: (-float(np.float32(docs[d])), _neg_bytes(d)))
 
 
-class _neg_bytes:  # noqa: N801 - tiny sort key helper
+class _neg_bytes:  # tiny sort key helper
     """Sort key that orders strings by descending UTF-8 bytes."""
 
     __slots__ = ("b",)

@@ -29,7 +29,7 @@ class _StrictLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         line = key_node.start_mark.line + 1
         if key in seen:
             raise ConfigError(f"line {line}: key {key!r} given twice (the first, line {seen[key]}, would be silently "
@@ -57,7 +57,7 @@ def read_yaml(path: str | Path, what: str = "config") -> Any:
         raise ConfigError(f"{p}: not valid UTF-8 at byte {exc.start} (fix: save the file as UTF-8)") from None
     text = text.removeprefix("\ufeff")
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
     except ConfigError as exc:
         raise ConfigError(f"{p}: {exc}") from None
     except yaml.YAMLError as exc:

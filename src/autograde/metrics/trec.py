@@ -148,7 +148,7 @@ def evaluate_run(
             for qid in sorted(merged, key=query_sort_key)}
 
 
-def _key_order(measures: list[str]):  # noqa: ANN202 - a sort key function
+def _key_order(measures: list[str]):  # a sort key function
     """Sort key for result keys: request order of the base measure, then numeric parameter.
 
     pytrec_eval returns keys in hash order (varies between processes); this makes output bytes stable.

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -23,8 +23,11 @@ from autograde.log import logger
 from autograde.reports.config import GRADER_REPORT_FILES, ReportsConfig
 from autograde.tables import read_table, write_table
 
+if TYPE_CHECKING:
+    from autograde.config import Config
 
-def reports_config(config: Any) -> ReportsConfig:
+
+def reports_config(config: Config) -> ReportsConfig:
     """The ``reports:`` section of an experiment config (defaults when the config has none)."""
     section = getattr(config, "reports", None)
     return section if isinstance(section, ReportsConfig) else ReportsConfig()
@@ -51,7 +54,7 @@ class GraderReportSpec:
                                          "relevant_level", "bank")})
 
 
-def grader_report_spec(config: Any, grader: str) -> GraderReportSpec:
+def grader_report_spec(config: Config, grader: str) -> GraderReportSpec:
     """The report spec of one grader of an experiment config."""
     rc = reports_config(config)
     g = config.grader(grader)
@@ -164,7 +167,7 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
             v = QrelsVariant.parse(name)
             if v.mode not in ("max", "count"):
                 continue  # calibrated labels are not made from this grader's grades
-            frames.append(bank_impact(grades, runs, read_table(path), v.mode, v.tau, spec.measures,  # type: ignore[arg-type]
+            frames.append(bank_impact(grades, runs, read_table(path), v.mode, v.tau, spec.measures,
                                       spec.missing_queries, name))
         impact = pd.concat(frames, ignore_index=True) if frames else impact
     _write_tsv(out["impact"], impact)
@@ -212,7 +215,7 @@ def leaderboard_sources(results: str | Path, graders: Mapping[str, tuple[Sequenc
     return out
 
 
-def config_leaderboard_sources(config: Any, results: str | Path | None = None) -> list[dict[str, str]]:
+def config_leaderboard_sources(config: Config, results: str | Path | None = None) -> list[dict[str, str]]:
     """:func:`leaderboard_sources` of an experiment config (under ``results``, default its ``results_dir``)."""
     graders = {}
     for g in config.graders:
@@ -278,7 +281,7 @@ def correlation_plot_paths(results: str | Path, sources: Sequence[Mapping[str, s
     return [correlation_plot_path(results, s["grader"], s["variant"], s["measure"]) for s in sources]
 
 
-def report_targets(config: Any) -> list[str]:
+def report_targets(config: Config) -> list[str]:
     """The report files and the site a workflow run makes (``[]`` when ``reports.enabled`` is false)."""
     rc = reports_config(config)
     if not rc.enabled:

@@ -207,7 +207,7 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP Ove
         (r / "gres.conf").write_text(f"NodeName={NODE} Name=gpu Type=fake File={r}/dev/fakegpu{last}\n")
 
     def _spawn(self, name: str, cmd: list[str]) -> None:
-        log = open(self.root / "log" / f"{name}.out", "wb")  # noqa: SIM115 - closed with the process
+        log = open(self.root / "log" / f"{name}.out", "wb")  # closed with the process
         self.procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                             start_new_session=True, cwd=self.root)
 
@@ -238,7 +238,7 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP Ove
             self.run("scontrol", "update", f"nodename={NODE}", "state=resume", check=False)
         return state.startswith(("idle", "mix", "alloc"))
 
-    def _wait(self, cond, timeout: float, what: str) -> None:  # noqa: ANN001
+    def _wait(self, cond, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for name, p in self.procs.items():
