@@ -197,6 +197,23 @@ def _pair_rng(seed: int, a: str, b: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(f"{a}\x00{b}".encode())])
 
 
+def _p_values(diffs: np.ndarray, masks: list[np.ndarray], n_m: int, n_resamples: int, seed: int,
+              p_value_variant: PValueVariant) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation p-values of every column of ``diffs`` (comparison-major, ``n_m`` measures per comparison) and
+    how each was computed: exact where all 2^n sign flips of the comparison's n queries fit in ``n_resamples``
+    (scipy's rule), else from ``n_resamples`` seeded random flips shared by all columns."""
+    counts = sign_flip_counts(diffs, n_resamples, np.random.default_rng(seed))
+    p_all = (counts + 1) / (n_resamples + 1) if p_value_variant == "plus_one" else counts / n_resamples
+    p_method = np.array(["monte-carlo"] * diffs.shape[1], dtype=object)
+    for k, mask in enumerate(masks):
+        n_k = int(mask.sum())
+        if n_k and 2**n_k <= n_resamples:
+            cols = slice(k * n_m, (k + 1) * n_m)
+            p_all[cols] = exact_sign_flip_counts(diffs[mask, cols]) / 2**n_k
+            p_method[cols] = "exact"
+    return p_all, p_method
+
+
 def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None,
              baseline: str | None, pairs: Sequence[tuple[str, str]] | None, seed: int, n_resamples: int,
              alpha: float, correction: Correction, p_value_variant: PValueVariant, t_test: bool, bootstrap: bool,
@@ -237,16 +254,8 @@ def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measure
         mask = pa | pb
         masks.append(mask)
         diffs[:, k * n_m:(k + 1) * n_m] = np.where(mask[:, None], va - vb, 0.0)
-    counts = sign_flip_counts(diffs, n_resamples, np.random.default_rng(seed))
-    p_all = (counts + 1) / (n_resamples + 1) if p_value_variant == "plus_one" else counts / n_resamples
+    p_all, p_method = _p_values(diffs, masks, n_m, n_resamples, seed, p_value_variant)
     n_queries = np.repeat([int(m.sum()) for m in masks], n_m)
-    p_method = np.array(["monte-carlo"] * (n_p * n_m), dtype=object)
-    for k, mask in enumerate(masks):  # exact when every sign flip fits in n_resamples (scipy's rule)
-        n_k = int(mask.sum())
-        if n_k and 2**n_k <= n_resamples:
-            cols = slice(k * n_m, (k + 1) * n_m)
-            p_all[cols] = exact_sign_flip_counts(diffs[mask, cols]) / 2**n_k
-            p_method[cols] = "exact"
     a_mean, b_mean, diff = (np.zeros(n_p * n_m) for _ in range(3))
     t_p = np.full(n_p * n_m, np.nan)
     ci_low, ci_high = np.full(n_p * n_m, np.nan), np.full(n_p * n_m, np.nan)
