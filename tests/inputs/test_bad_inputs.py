@@ -262,3 +262,17 @@ def test_snakemake_stops_at_dag_build_before_any_job(mini: Path) -> None:
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "good.run:13: score 'nan' is not a finite number" in out
     assert "Traceback" not in out and not (mini.parent / "results").exists()
+
+
+def test_commands_refuse_a_missing_results_folder(tmp_path: Path, messages: io.StringIO) -> None:
+    assert main(["site", "--results", str(tmp_path / "nonexistent")]) == 2
+    assert "nonexistent: no such results folder (fix: run the workflow first" in messages.getvalue()
+
+
+def test_a_missing_rubric_table_is_file_not_found(tmp_path: Path, messages: io.StringIO) -> None:
+    """A rubric table that does not exist is 'file not found' (not 'missing columns (columns: none)')."""
+    rubric = REPO / "config/rubric/dialogue.yaml"
+    assert main(["rubric", "evaluate", "--rubric", str(rubric), "--llm", str(tmp_path / "llm.tsv"),
+                 "--human", str(tmp_path / "human.tsv"), "--out", str(tmp_path / "e.json"), "--quiet"]) == 2
+    text = messages.getvalue()
+    assert "llm.tsv: file not found" in text and "columns: none" not in text
