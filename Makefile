@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test lint clean-results dl20-synth lock vllm-env
+.PHONY: install example test lint clean-results dl20-synth lock vllm-env reproduce
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -24,6 +24,11 @@ install: $(VENV)/.installed
 example: install
 	$(VENV)/bin/snakemake -c$(CORES)
 	@$(VENV)/bin/autograde outputs
+
+# Every paper table the public data allows, next to the published values (README "Reproducing the papers"):
+# results/reproduction/index.md (+ index.html). Independent of the experiment; plan: config/reproduce/reproduce.yaml.
+reproduce: install
+	$(VENV)/bin/snakemake -c$(CORES) reproduce
 
 # The vLLM environment of the `vllm` grader backend (CPU build; docs/vllm.md): rebuilt only when its pins change.
 VLLM_VENV ?= .venv-vllm

@@ -169,3 +169,12 @@ class Layout:
     def calibrated(self, name: str) -> str:
         """A calibrated-qrels output (``report.json``, ``passages.parquet``, ...)."""
         return f"{self.root}/calibrated_qrels/{name}"
+
+    # reproduction of the papers' tables (make reproduce)
+    def reproduction(self, name: str) -> str:
+        """A file of the paper reproduction (``index.md``, ``index.json``, ``index.html``)."""
+        return f"{self.root}/reproduction/{name}"
+
+    def reproduction_table(self, table: str, name: str = "measured.json") -> str:
+        """What the tool measured for one reproduced table (``measured.json``) and that table's own outputs."""
+        return f"{self.root}/reproduction/tables/{table}/{name}"
