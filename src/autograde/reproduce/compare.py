@@ -119,7 +119,7 @@ def compare_paper(paper: PaperFile, measured: dict[str, Measurement]) -> list[Ta
 
 
 def fmt_value(x: float | None, digits: int, sd: float | None = None, n: int | None = None) -> str:
-    """``0.442 ± 0.011`` (with sd over seeds), ``116`` (0 digits), ``–`` for none."""
+    """``0.442 ± 0.011`` (with sd over seeds), ``42`` (0 digits), ``–`` for none."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     text = f"{x:.{digits}f}"
