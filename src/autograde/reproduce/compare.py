@@ -50,6 +50,12 @@ class TableComparison:
     notes: list[str] = field(default_factory=list)
     inputs: dict[str, str] = field(default_factory=dict)
     seconds: float | None = None
+    short: str = ""
+    """The paper's short name (summary table)."""
+
+    def short_state(self) -> str:
+        """The state without its details (``input missing``, ``error``, ``not built``)."""
+        return self.state.split(":", 1)[0]
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -99,6 +105,13 @@ def _unavailable(table: PaperTable, outcome: str, why: str) -> list[Cell]:
 
 def compare_paper(paper: PaperFile, measured: dict[str, Measurement]) -> list[TableComparison]:
     """Every table of ``paper`` against the measurements (by plan table name; absent = not built)."""
+    out = _compare_tables(paper, measured)
+    for t in out:
+        t.short = paper.short
+    return out
+
+
+def _compare_tables(paper: PaperFile, measured: dict[str, Measurement]) -> list[TableComparison]:
     out = []
     for t in paper.tables:
         if t.status == "not public" or not t.measured:
@@ -151,8 +164,8 @@ def summary_rows(tables: list[TableComparison]) -> list[dict[str, Any]]:
     out = []
     for t in tables:
         c = t.counts()
-        out.append({"paper": t.paper, "table": t.table.table, "id": t.table.id, "title": t.table.title,
-                    "state": t.state, "same": c.get(SAME, 0), "differs": c.get(DIFFERS, 0),
+        out.append({"paper": t.short, "table": t.table.table, "id": t.table.id, "title": t.table.title,
+                    "state": t.short_state(), "same": c.get(SAME, 0), "differs": c.get(DIFFERS, 0),
                     "ours_only": c.get(OURS_ONLY, 0), "not_computed": c.get(NOT_COMPUTED, 0),
                     "not_available": c.get("not available", 0)})
     return out
@@ -168,7 +181,7 @@ def index_markdown(tables: list[TableComparison], plan_source: str) -> str:
              "| paper | table | state | same | differ | ours only | not computed | not available |",
              "|---|---|---|---:|---:|---:|---:|---:|"]
     for s in summary_rows(tables):
-        lines.append(f"| {_md(s['paper'].split(',')[0])} | [{_md(s['table'])}](#{s['id']}) | {_md(s['state'])} | "
+        lines.append(f"| {_md(s['paper'])} | [{_md(s['table'])}](#{s['id']}) | {_md(s['state'])} | "
                      f"{s['same']} | {s['differs']} | {s['ours_only']} | {s['not_computed']} | {s['not_available']} |")
     for t in tables:
         tb = t.table

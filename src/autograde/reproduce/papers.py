@@ -91,6 +91,7 @@ class PaperFile(_Strict):
     """One paper: its citation, the seed document it is, and its tables."""
 
     paper: str = Field(description="citation of the paper (authors, title, venue)")
+    short: str = Field(description="short name for the summary table ('Dietz, SIGIR 2024')")
     seed: str | None = Field(default=None, description="the seed document under ../shared/seeds/ it is")
     tables: list[PaperTable] = Field(min_length=1, description="the paper's tables compared with the tool")
 

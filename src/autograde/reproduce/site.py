@@ -32,6 +32,6 @@ def reproduction_page(index: dict[str, Any]) -> str:
                  "difference": _difference(c["difference"], c["digits"]), "outcome": c["outcome"],
                  "why": c["shown_why"], "css": CSS.get(c["outcome"], "other")} for c in t["cells"]]
         tables.append({**t, "rows": rows})
-    summary = [{**s, "paper_short": s["paper"].split(",")[0]} for s in index["summary"]]
+    summary = index["summary"]
     return render("reproduction.html", title="autograde: reproducing the papers", root="", plan=index["plan"],
                   summary=summary, tables=tables)
