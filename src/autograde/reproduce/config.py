@@ -47,13 +47,13 @@ class InputFile:
         return f"input missing: {self.what} ({self.path}), from {self.origin}"
 
 
-def _check_section(build: Any, key: str) -> None:
-    """Run ``build`` (which validates a rubric-stage section); its problems become this model's (a ValueError)."""
+def _section_problems(build: Any, key: str) -> str:
+    """Run ``build`` (which validates a rubric-stage section); its problems as one line ('' when valid)."""
     try:
         build()
     except ValidationError as exc:
-        problems = "; ".join(f"{key}.{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise ValueError(problems) from None
+        return "; ".join(f"{key}.{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors())
+    return ""
 
 
 class _Strict(BaseModel):
@@ -133,7 +133,9 @@ class RubricSyntheticSettings(TableSettings):
 
     @model_validator(mode="after")
     def _settings_valid(self) -> RubricSyntheticSettings:
-        _check_section(self.rubric_config, "settings")
+        problems = _section_problems(self.rubric_config, "settings")
+        if problems:
+            raise ValueError(problems)
         return self
 
 
@@ -178,7 +180,9 @@ class CalibratedSettings(TableSettings):
 
     @model_validator(mode="after")
     def _settings_valid(self) -> CalibratedSettings:
-        _check_section(lambda: self.calibrated_config(self.seeds[0]), "settings")
+        problems = _section_problems(lambda: self.calibrated_config(self.seeds[0]), "settings")
+        if problems:
+            raise ValueError(problems)
         return self
 
 
