@@ -10,6 +10,7 @@ import pytest
 from autograde.reproduce.config import ReproduceConfig, Tables
 
 PAPERS = Path(__file__).resolve().parents[2] / "config" / "reproduce" / "papers"
+"""The paper YAML files of the repository."""
 
 
 def make_plan(tmp_path: Path, papers: list[str] | None = None, **tables: Any) -> ReproduceConfig:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PAPERS
 from helpers import REPO, shared_data
+
+PAPERS = REPO / "config" / "reproduce" / "papers"
 
 
 def _snakemake(wd: Path, experiment: Path, plan: Path, *args: str) -> subprocess.CompletedProcess[str]:

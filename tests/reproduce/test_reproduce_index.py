@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PAPERS
 from helpers import REPO
 
 from autograde.errors import ConfigError
@@ -18,6 +17,8 @@ from autograde.reproduce.config import ReproduceConfig, load_plan
 from autograde.reproduce.measured import Measurement, Value, read_measurement, write_measurement
 from autograde.reproduce.papers import PaperFile, load_paper
 from autograde.reproduce.stages import build_index, measured_path, run_table
+
+PAPERS = REPO / "config" / "reproduce" / "papers"
 
 CASES = [{"name": "capital sentence", "golds": ["Paris"], "prediction": "The capital is Paris."},
          {"name": "U.S.", "golds": ["U.S."], "prediction": "u s"}]

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PAPERS
-from helpers import shared_data
+from helpers import REPO, shared_data
 
 from autograde.reproduce.compare import DIFFERS, NOT_COMPUTED, SAME, compare_paper
 from autograde.reproduce.papers import PaperTable, load_paper
 from autograde.reproduce.stages import run_table
+
+PAPERS = REPO / "config" / "reproduce" / "papers"
 
 
 def paper_table(file: str, table_id: str) -> PaperTable:
