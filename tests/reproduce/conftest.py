@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ def make_plan(tmp_path: Path, papers: list[str] | None = None, **tables: Any) ->
 
 
 @pytest.fixture
-def plan_factory(tmp_path: Path):  # noqa: ANN201 - a factory fixture
+def plan_factory(tmp_path: Path) -> Callable[..., ReproduceConfig]:
     def factory(papers: list[str] | None = None, **tables: Any) -> ReproduceConfig:
         return make_plan(tmp_path, papers, **tables)
 

@@ -10,6 +10,7 @@ import pytest
 from helpers import REPO, shared_data
 
 from autograde.reproduce.compare import DIFFERS, NOT_COMPUTED, SAME, compare_paper
+from autograde.reproduce.measured import Measurement
 from autograde.reproduce.papers import PaperTable, load_paper
 from autograde.reproduce.stages import run_table
 
@@ -20,7 +21,7 @@ def paper_table(file: str, table_id: str) -> PaperTable:
     return next(t for t in load_paper(PAPERS / file).tables if t.id == table_id)
 
 
-def outcomes(file: str, table_id: str, measurement) -> dict[tuple[str, str], str]:  # noqa: ANN001
+def outcomes(file: str, table_id: str, measurement: Measurement) -> dict[tuple[str, str], str]:
     paper = load_paper(PAPERS / file)
     one = paper.model_copy(update={"tables": [t for t in paper.tables if t.id == table_id]})
     cmp = compare_paper(one, {measurement.table: measurement})[0]

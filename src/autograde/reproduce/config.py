@@ -284,7 +284,7 @@ class ReproduceConfig(_Strict):
         value = getattr(self.tables, name, None) if name in Tables.model_fields else None
         if value is None:
             raise UnknownNameError(f"unknown or disabled table {name!r} (fix: one of {', '.join(self.table_names())})")
-        return value  # type: ignore[no-any-return]
+        return value
 
 
 def plan_path(given: str | None = None) -> str:
@@ -315,5 +315,5 @@ def load_plan(path: str | Path | None = None) -> ReproduceConfig:
     from autograde.experiment import read_yaml
 
     p = plan_path(str(path) if path else None)
-    return validated(ReproduceConfig, read_yaml(p, "reproduction plan") or {}, p,  # type: ignore[no-any-return]
+    return validated(ReproduceConfig, read_yaml(p, "reproduction plan") or {}, p,
                      "reproduction plan")

@@ -108,5 +108,5 @@ def load_paper(path: str | Path) -> PaperFile:
     from autograde.experiment import read_yaml
     from autograde.reproduce.config import validated
 
-    return validated(PaperFile, read_yaml(path, "paper values") or {}, path,  # type: ignore[no-any-return]
+    return validated(PaperFile, read_yaml(path, "paper values") or {}, path,
                      "paper values")

@@ -75,12 +75,13 @@ def measure_rubric_real(s: RubricRealSettings, train: RubricSyntheticSettings, o
         for m, v in score(pred, truth).items():
             samples[name][m].append(float(v))
     values = [summarize(system, m, per[m]) for system, per in samples.items() for m in METRICS]
-    unseen = sorted(set(test.judges.tolist()) - set(train_data.judges.tolist()))
-    report = {"main": test.questions[q], "rows": len(test), "judges": sorted(set(test.judges.tolist())),
+    judges = sorted(set(test.judges.tolist()))
+    unseen = sorted(set(judges) - set(train_data.judges.tolist()))
+    report = {"main": test.questions[q], "rows": len(test), "judges": judges,
               "unseen_judges": unseen, "seeds": s.seeds, "scores": {k: dict(v) for k, v in samples.items()}}
     write_json(out_dir / "transfer.json", report)
     notes = [f"trained on {len(train_data)} synthetic annotations; tested on {len(test)} real annotations by "
-             f"{len(report['judges'])} judges ({len(unseen)} never seen in training: judge-independent weights)",
+             f"{len(judges)} judges ({len(unseen)} never seen in training: judge-independent weights)",
              *test.notes]
     return Measurement("llm_rubric_real", values=values, notes=notes)
 
