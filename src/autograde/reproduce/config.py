@@ -231,7 +231,7 @@ class GenerationCase(_Strict):
 
 
 class ServerSettings(TableSettings):
-    """Evaluation-server parity (seed 001): retrieval measures, significance test, generation metrics."""
+    """Evaluation-server parity (UltraRAG): retrieval measures, significance test, generation metrics."""
 
     ORIGINS: ClassVar[dict[str, tuple[str, str]]] = {
         "qrels": ("the evaluation server's synthetic 100-query qrels", "OpenBMB/UltraRAG history (c2c7eec)"),
@@ -250,19 +250,19 @@ class Tables(_Strict):
     """One entry per reproducible table; null leaves the table out."""
 
     workbench_spurious: SpuriousSettings | None = Field(default_factory=SpuriousSettings,
-                                                        description="seed 000 section 6 (spurious entries)")
+                                                        description="workbench paper, section 6 (spurious entries)")
     workbench_agreement: AgreementSettings | None = Field(default_factory=AgreementSettings,
-                                                          description="seed 000 Table 5 (agreement)")
+                                                          description="workbench paper, Table 5 (agreement)")
     llm_rubric_synthetic: RubricSyntheticSettings | None = Field(default_factory=RubricSyntheticSettings,
-                                                                 description="seed 004 Table 1, left side")
+                                                                 description="LLM-RUBRIC Table 1, left side")
     llm_rubric_real: RubricRealSettings | None = Field(default_factory=RubricRealSettings,
-                                                       description="seed 004 Table 1, right side (real dialogues)")
+                                                       description="LLM-RUBRIC Table 1, right side (real dialogues)")
     calibrated_qrels_dl20: CalibratedSettings | None = Field(default_factory=CalibratedSettings,
                                                              description="calibrated qrels vs single prompts")
     trec_eval_parity: TrecEvalSettings | None = Field(default_factory=TrecEvalSettings,
                                                       description="trec_eval golden outputs")
     evaluation_server_parity: ServerSettings | None = Field(default_factory=ServerSettings,
-                                                            description="seed 001 evaluation server")
+                                                            description="the evaluation server (UltraRAG)")
 
 
 class ReproduceConfig(_Strict):

@@ -1,4 +1,4 @@
-"""Metric parity on the bundled reference files: trec_eval's golden outputs and the evaluation server (seed 001).
+"""Metric parity on the bundled reference files: trec_eval's golden outputs and the evaluation server (UltraRAG).
 
 - trec_eval: every (query, measure) value of each golden output (``out.test.aq`` and its ``-c`` and ``-l 2``
   variants) against :func:`autograde.metrics.trec.evaluate_run`, compared as trec_eval prints them (4 decimals);
