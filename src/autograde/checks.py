@@ -46,6 +46,8 @@ class CheckReport:
     from_stamp: bool = False
     inputs: Inputs | None = None
     """The checked inputs (not when the result came from the stamp)."""
+    dataset: dict[str, Any] | None = None
+    """``data.dataset``: its counts and whether its files are local (:func:`autograde.irds.dataset_report`)."""
 
 
 def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, problems: Problems) -> None:
@@ -68,12 +70,16 @@ def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, pro
 def check_pool_text(config: Config, inputs: Inputs, problems: Problems) -> int:
     """Every passage the pool will grade has text (the corpus is read for exactly those ids). Returns the pool size."""
     from autograde.errors import InputError
+    from autograde.irds import DatasetNotLocalError
     from autograde.pool import build_pool
 
     try:
-        pool = build_pool(config, inputs.rankings, inputs.judgments, inputs.answer_passages)
+        pool = build_pool(config, inputs.rankings, inputs.judgments, inputs.answer_passages, download=False)
     except InputError as exc:
         problems.items.extend(exc.problems)
+        return 0
+    except DatasetNotLocalError as exc:
+        logger.warning("%s: the pooled passages' texts are not checked", exc)
         return 0
     return len(pool)
 
@@ -211,6 +217,16 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     from autograde.io.bank import read_banks
     from autograde.io.queries import read_queries
 
+    dataset = None
+    if config.data.dataset:
+        from autograde.irds import DatasetNotLocalError, dataset_report, resolve_dataset
+
+        dataset = dataset_report(config.data)
+        try:
+            config = resolve_dataset(config, download=False)
+        except DatasetNotLocalError as exc:
+            logger.warning("%s: %s checked its config only (run it again once the files are local)", exc, src.path)
+            return CheckReport({}, dataset=dataset)
     problems = Problems()
     check_config(config, src, problems)
     queries = read_queries(config.data.queries, Problems())  # its problems come from ingest below
@@ -238,4 +254,4 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
         except OSError as exc:  # a read-only cache only costs the next run the checks again
             logger.debug("could not write the check stamp %s: %s", stamp, exc)
     logger.info("%s: every input checked (%s)", src.path, ", ".join(f"{k} {v}" for k, v in counts.items()))
-    return CheckReport(counts, inputs=inputs)
+    return CheckReport(counts, inputs=inputs, dataset=dataset)

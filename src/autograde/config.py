@@ -40,18 +40,28 @@ class Strict(BaseModel):
 class DataConfig(Strict):
     """Where the inputs are. Paths are relative to the working directory (the repository root)."""
 
-    queries: str = Field(description="queries: JSON {query_id: text} or TSV 'query_id<TAB>text'")
-    corpus: list[str] = Field(default_factory=list, description="passage text: JSONL {doc_id|docid|id, text|contents} or TSV 'doc_id<TAB>text'")
+    queries: str | None = Field(default=None, description="queries: JSON {query_id: text} or TSV 'query_id<TAB>text' (required unless data.dataset supplies them)")
+    corpus: list[str] = Field(default_factory=list, description="passage text: JSONL(.gz) {doc_id|docid|id, text|contents|segment, optional title} or TSV 'doc_id<TAB>text'; looked up by id through an index built once per file under grading.cache_dir (default: the documents of data.dataset)")
     runs: list[str] = Field(default_factory=list, description="TREC run files (globs allowed)")
     answers: list[str] = Field(default_factory=list, description="generated answers: TREC RAG 24 JSONL or {query_id, run, text} JSONL (globs allowed)")
     qrels: str | None = Field(default=None, description="optional human judgments (TREC qrels)")
     official_leaderboard: str | None = Field(default=None, description="optional official leaderboard JSON {run: rank}")
     generation: str | None = Field(default=None, description="optional JSONL of predictions with reference answers for the generation metrics")
+    dataset: str | None = Field(default=None, description="an ir_datasets id (e.g. msmarco-passage/trec-dl-2020/judged) that supplies queries, qrels and passage texts; data.queries, data.qrels and data.corpus override each")
+    dataset_query_field: str = Field(default="text", description="which field of the dataset's queries is the query text (text, title, description, ...)")
+    dataset_qrels: Literal["if_any", "required", "none"] = Field(default="if_any", description="the dataset's qrels: if_any (use them when it has some), required (an error when it has none), none (ignore them)")
+    dataset_modules: list[str] = Field(default_factory=list, description="Python modules or .py files imported before data.dataset is looked up (they register your own datasets with ir_datasets.registry.register)")
 
-    @field_validator("corpus", "runs", "answers", mode="before")
+    @field_validator("corpus", "runs", "answers", "dataset_modules", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _queries_from_somewhere(self) -> DataConfig:
+        if not self.queries and not self.dataset:
+            raise ValueError("give data.queries (a queries file) or data.dataset (an ir_datasets id)")
+        return self
 
 
 class PoolConfig(Strict):

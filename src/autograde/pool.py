@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from autograde.config import Config
+from autograde.corpus.passages import lookup_passages, passage_source
 from autograde.errors import Problems
-from autograde.io.corpus import read_corpus
 from autograde.log import logger
 from autograde.shards import shard_assignment
 from autograde.tables import write_table
@@ -27,8 +27,12 @@ def trec_ranked(rankings: pd.DataFrame) -> pd.DataFrame:
 
 
 def build_pool(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame,
-               answer_passages: pd.DataFrame) -> pd.DataFrame:
-    """The pool; doc ids without text are an error (or skipped, per ``pool.missing_text``)."""
+               answer_passages: pd.DataFrame, download: bool = True) -> pd.DataFrame:
+    """The pool; doc ids without text are an error (or skipped, per ``pool.missing_text``).
+
+    Passage texts are looked up by id (:func:`autograde.corpus.passages.lookup_passages`); ``download=False``
+    refuses to let ir_datasets download a dataset's documents (``autograde validate``).
+    """
     depth = config.pool.depth
     top = trec_ranked(rankings)
     top = top[top["trec_rank"] <= depth]
@@ -40,7 +44,7 @@ def build_pool(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame,
     answer_text = {(q, p): t for q, p, t in answer_passages[["query_id", "passage_id", "text"]].itertuples(index=False)}
     need_docs = {p for q, p in keys.itertuples(index=False) if (q, p) not in answer_text}
     probs = Problems()
-    corpus = read_corpus(config.data.corpus, probs, wanted=need_docs) if need_docs else {}
+    corpus = lookup_passages(config, need_docs, probs, download) if need_docs else {}
     probs.raise_if_any()
     rows = []
     missing_run: list[tuple[str, str]] = []
@@ -60,7 +64,7 @@ def build_pool(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame,
     if missing_run:
         sample = ", ".join(f"{q}/{p}" for q, p in missing_run[:10])
         if config.pool.missing_text == "error":
-            probs.add(", ".join(config.data.corpus) or "data.corpus", None,
+            probs.add(passage_source(config), None,
                       f"{len(missing_run)} passage(s) in the top-{depth} of the runs have no text, e.g. {sample}",
                       "add them to the corpus, or set pool.missing_text: skip")
             probs.raise_if_any()

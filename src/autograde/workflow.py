@@ -51,6 +51,11 @@ class WorkflowContext:
 
         raw, source = resolve_workflow_config(given, configfiles, command_line)
         config = validate_config(raw, source)
+        if config.data.dataset:  # the dataset's queries and qrels as files, named in the config every job sees
+            from autograde.irds import resolve_dataset
+
+            config = resolve_dataset(config)
+            raw = {**raw, "data": {**raw["data"], "queries": config.data.queries, "qrels": config.data.qrels}}
         given.clear()
         given.update(raw)
         problems = Problems()

@@ -40,14 +40,23 @@ def experiment_file(args: argparse.Namespace) -> str:
     return str(getattr(args, "config", None) or experiment_path({}))
 
 
-def load_experiment(args: argparse.Namespace) -> Config:
-    """The validated experiment config of a command (see :func:`experiment_file`)."""
+def load_experiment(args: argparse.Namespace, resolve: bool = True) -> Config:
+    """The validated experiment config of a command (see :func:`experiment_file`).
+
+    ``resolve``: the queries and qrels of ``data.dataset`` are fetched (once) and named as files
+    (:func:`autograde.irds.resolve_dataset`); ``validate`` resolves them itself, without downloading.
+    """
     from autograde.experiment import load_config
 
     path = experiment_file(args)
     if getattr(args, "config", None) is None:
         logger.debug("experiment: %s", path)
-    return load_config(path)
+    config = load_config(path)
+    if resolve and config.data.dataset:
+        from autograde.irds import resolve_dataset
+
+        config = resolve_dataset(config)
+    return config
 
 
 def read_section(path: str | None, key: str) -> dict[str, Any]:

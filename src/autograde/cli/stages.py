@@ -26,8 +26,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Check the config and everything a run will read (the workflow runs the same checks before any job)."""
     from autograde.checks import check_experiment
 
-    report = check_experiment(load_experiment(args), experiment_file(args))
-    print(json.dumps({"ok": True, **report.counts}, indent=2))
+    report = check_experiment(load_experiment(args, resolve=False), experiment_file(args))
+    dataset = {"dataset": report.dataset} if report.dataset else {}
+    print(json.dumps({"ok": True, **report.counts, **dataset}, indent=2))
     return 0
 
 

@@ -88,6 +88,52 @@ def iter_lines(path: str | Path, problems: Problems) -> Iterator[tuple[int, str]
             problems.add(p, None, f"cannot read the whole file: {exc}", "the gzip file is truncated; recreate it")
 
 
+CHUNK_BYTES = 32 << 20
+"""Bytes per chunk when a large file is read in chunks (:func:`iter_chunks`)."""
+
+
+def iter_chunks(path: str | Path, problems: Problems, size: int = CHUNK_BYTES) -> Iterator[tuple[int, int, bytes]]:
+    """Yield ``(first_line_number, byte_offset, chunk)`` of a (gzip) file in chunks that end at a line end.
+
+    For bulk readers that parse many lines at once (pyarrow, numpy) without a Python object per line. Offsets are
+    in the decompressed stream; a leading UTF-8 BOM is skipped (the first chunk then starts at offset 3). A missing
+    file, a folder or a truncated gzip file become problems, as in :func:`iter_lines`.
+    """
+    p = str(path)
+    try:
+        raw = gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        problems.add(p, None, "file not found", "check the path in the experiment config")
+        return
+    except IsADirectoryError:
+        problems.add(p, None, "is a folder, not a file", "name the file")
+        return
+    line, offset, rest, first = 1, 0, b"", True
+    with raw:
+        try:
+            while True:
+                block = raw.read(size)
+                if first:
+                    first = False
+                    if block.startswith(BOM.encode("utf-8")):
+                        block, offset = block[3:], 3
+                data = rest + block
+                if not block:
+                    if data:
+                        yield line, offset, data
+                    return
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = data
+                    continue
+                chunk, rest = data[:cut], data[cut:]
+                yield line, offset, chunk
+                line += chunk.count(b"\n")
+                offset += len(chunk)
+        except (EOFError, OSError) as exc:
+            problems.add(p, None, f"cannot read the whole file: {exc}", "the gzip file is truncated; recreate it")
+
+
 def iter_json_objects(path: str | Path, problems: Problems, fix: str = "write one JSON object per line"
                       ) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` of a JSONL(.gz) file; blank lines are skipped, bad lines become problems."""
