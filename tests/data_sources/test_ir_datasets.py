@@ -1,0 +1,191 @@
+"""``data.dataset``: a small local dataset registered with ir_datasets (no network) stands in for the files.
+
+The dataset is the tiny inline dataset of ``conftest.py`` (queries, qrels, corpus as TSV files) registered under
+``autograde-test/mini`` by a module named in ``data.dataset_modules``. The workflow run from ``data.dataset`` alone
+must give the same pool, grades, qrels and leaderboards as the same data given as files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import MINI_CORPUS, write_mini_dataset
+from helpers import REPO
+
+from autograde.cli import main
+from autograde.log import logger
+
+pytest.importorskip("ir_datasets", reason="ir-datasets is a dependency of autograde (make install)")
+
+DATASET = "autograde-test/mini"
+REGISTER = """\
+import ir_datasets
+from ir_datasets.datasets.base import Dataset
+from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries
+from ir_datasets.util import LocalDownload
+
+DATA = {data!r}
+
+
+def register(name, *parts):
+    ir_datasets.registry._registered.pop(name, None)  # pytest runs many experiments in one process
+    ir_datasets.registry.register(name, Dataset(*parts))
+
+
+register("autograde-test/mini", TsvDocs(LocalDownload(DATA + "/corpus.tsv")),
+         TsvQueries(LocalDownload(DATA + "/queries.tsv")), TrecQrels(LocalDownload(DATA + "/qrels.txt"), {{}}))
+register("autograde-test/mini/no-qrels", TsvDocs(LocalDownload(DATA + "/corpus.tsv")),
+         TsvQueries(LocalDownload(DATA + "/queries.tsv")))
+register("autograde-test/elsewhere", TsvDocs(LocalDownload(DATA + "/not-here/docs.tsv")),
+         TsvQueries(LocalDownload(DATA + "/not-here/q.tsv")))
+"""
+
+
+def dataset_config(root: Path, shards: int = 2, **data: object) -> Path:
+    """The tiny experiment with its queries, qrels and corpus taken from the registered dataset."""
+    cfg_path = write_mini_dataset(root, shards)
+    d = root / "data"
+    (d / "corpus.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in MINI_CORPUS.items()))
+    (root / "register_mini.py").write_text(REGISTER.format(data=str(d)))
+    cfg = yaml.safe_load(cfg_path.read_text())
+    for key in ("queries", "qrels", "corpus"):
+        cfg["data"].pop(key)
+    cfg["data"] |= {"dataset": DATASET, "dataset_modules": ["register_mini.py"], **data}
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return cfg_path
+
+
+@pytest.fixture(autouse=True)
+def irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """ir_datasets' own cache in the test's folder (never the user's ~/.ir_datasets)."""
+    home = tmp_path / "irds-home"
+    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def messages() -> Iterator[io.StringIO]:
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    logger.addHandler(handler)
+    try:
+        yield buf
+    finally:
+        logger.removeHandler(handler)
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "-c2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                          timeout=600)
+
+
+def validate(cfg: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
+    code = main(["validate", "--config", str(cfg)])
+    out = capsys.readouterr().out
+    return code, (json.loads(out) if code == 0 else {})
+
+
+def test_validate_reports_the_dataset_and_its_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = dataset_config(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, report = validate(cfg, capsys)
+    assert code == 0
+    ds = report["dataset"]
+    assert ds["id"] == DATASET and ds["ir_datasets_home"].endswith("irds-home")
+    assert ds["queries"] == {"count": 3, "local": True} and ds["qrels"] == {"count": 12, "local": True}
+    assert ds["docs"]["local"] is True
+    assert report["queries"] == 3 and report["judgments"] == 12 and report["pool_passages"] > 0
+
+
+def test_validate_never_downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                  messages: io.StringIO) -> None:
+    cfg = dataset_config(tmp_path, dataset="autograde-test/elsewhere")
+    monkeypatch.chdir(tmp_path)
+    code, report = validate(cfg, capsys)
+    assert code == 0
+    assert report["dataset"]["queries"] == {"count": None, "local": False}
+    assert "are not local yet (nothing downloaded); the first run downloads them into" in messages.getvalue()
+    assert not (tmp_path / "cache" / "datasets").exists()
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({"dataset": "autograde-test/mni"}, "did you mean 'autograde-test/mini'"),
+    ({"dataset": "msmarco-pasage/trec-dl-2020"}, "did you mean 'msmarco-passage/trec-dl-2020'"),
+    ({"dataset": "autograde-test/mini/no-qrels", "dataset_qrels": "required"},
+     "has no qrels, and data.dataset_qrels is 'required'"),
+    ({"dataset_query_field": "txt"}, "have no field 'txt'; did you mean 'text'?"),
+    ({"dataset_modules": ["nowhere.py"]}, "data.dataset_modules: cannot import 'nowhere.py'"),
+])
+def test_bad_dataset_config_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             messages: io.StringIO, data: dict, expected: str) -> None:
+    cfg = dataset_config(tmp_path, **data)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--config", str(cfg)]) == 2
+    assert expected in messages.getvalue() and "fix:" in messages.getvalue()
+
+
+def test_pooled_id_missing_from_the_docstore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             messages: io.StringIO) -> None:
+    cfg = dataset_config(tmp_path)
+    corpus = tmp_path / "data" / "corpus.tsv"
+    corpus.write_text("".join(line + "\n" for line in corpus.read_text().splitlines() if not line.startswith("d2c")))
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--config", str(cfg)]) == 2
+    text = messages.getvalue()
+    assert "the docstore of ir_datasets:autograde-test/mini" in text and "e.g. q2/d2c" in text, text
+
+
+def test_documents_with_titles_are_joined_like_the_file_readers() -> None:
+    from ir_datasets.datasets.base import Dataset  # noqa: F401 - the package is there
+
+    from autograde.io.corpus import doc_from_json
+    from autograde.irds import doc_text
+
+    class Doc:
+        _fields = ("doc_id", "title", "segment")
+
+        def __init__(self) -> None:
+            self.doc_id, self.title, self.segment = "d", "Bees", "They make honey."
+
+    from autograde.errors import Problems
+
+    assert doc_text(Doc()) == doc_from_json("x", 1, {"docid": "d", "title": "Bees", "segment": "They make honey."},
+                                            Problems())[1] == "Bees\nThey make honey."
+
+
+@pytest.mark.slow
+def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path) -> None:
+    files, dataset = tmp_path / "files", tmp_path / "dataset"
+    write_mini_dataset(files, shards=1)
+    dataset_config(dataset, shards=1)
+    targets = ["results/pool/pool.parquet", "results/grades/sim.parquet", "results/qrels/sim/max-3.qrels",
+               "results/leaderboards/sim/max-3/ndcg_cut_10.tsv", "results/leaderboards/human/recip_rank.tsv",
+               "results/ingest/queries.parquet", "results/ingest/judgments.parquet"]
+    for wd in (files, dataset):
+        run = snakemake(wd, *targets)
+        assert run.returncode == 0, run.stderr[-3000:]
+    log = (dataset / "logs" / "pool.log").read_text()
+    for rel in targets:
+        a, b = files / rel, dataset / rel
+        if rel.endswith(".parquet"):
+            x, y = pd.read_parquet(a), pd.read_parquet(b)
+            if "provenance" in x.columns:
+                x, y = x.drop(columns="provenance"), y.drop(columns="provenance")
+            pd.testing.assert_frame_equal(x, y, check_like=True)
+        else:
+            assert a.read_text() == b.read_text(), rel
+    assert not (dataset / "cache" / "corpus-index").exists(), log  # passages came from the docstore
+    assert list((dataset / "cache" / "datasets").glob("*/queries.json"))
