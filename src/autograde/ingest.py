@@ -12,10 +12,11 @@ import pandas as pd
 
 from autograde.config import Config, expand_globs
 from autograde.errors import Problems
-from autograde.io.answers import read_answers
+from autograde.io.answers import iter_answers
 from autograde.io.queries import read_queries
+from autograde.io.run_table import read_run_table
 from autograde.io.text import load_json_file
-from autograde.io.trec import Qrels, read_qrels, read_run
+from autograde.io.trec import Qrels, read_qrels
 from autograde.log import logger
 from autograde.tables import write_table
 
@@ -46,6 +47,38 @@ def read_official_leaderboard(path: str | Path, problems: Problems) -> dict[str,
     return {str(k): float(v) for k, v in data.items()}
 
 
+RANKING_COLUMNS = ["run", "query_id", "passage_id", "rank", "score", "source"]
+
+
+def _run_rows(path: str, queries: dict[str, str], tags_seen: dict[str, str], config: Config,
+              probs: Problems) -> pd.DataFrame:
+    """The ranked passages of one run file (read in bulk), without run tags another file has and unknown queries."""
+    df = read_run_table(path, probs)
+    for tag in pd.unique(df["run"]):
+        if tag in tags_seen:
+            probs.add(path, None, f"run tag {tag!r} also appears in {tags_seen[tag]}", "give every run a unique tag")
+        else:
+            tags_seen[tag] = path
+    df = df[df["run"].isin([t for t, p in tags_seen.items() if p == path])]
+    if queries and len(df):
+        unknown = ~df["query_id"].isin(list(queries))
+        if unknown.any():
+            first = df[unknown].groupby(["run", "query_id"], sort=False)["line"].min().sort_values()
+            for (_tag, qid), n in first.items():
+                probs.add(path, int(n), f"query id {qid!r} is not in {config.data.queries}",
+                          "fix the query id or add the query to the queries file")
+            df = df[~unknown]
+    return df.assign(source="run")[RANKING_COLUMNS]
+
+
+def _concat_rankings(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "rank" else "float64" if c == "score" else "str")
+                             for c in RANKING_COLUMNS})
+    return pd.concat(frames, ignore_index=True)
+
+
 def ingest(config: Config, problems: Problems | None = None) -> Inputs:
     """Read queries, runs, answers and qrels; raise one InputError listing every problem.
 
@@ -56,25 +89,11 @@ def ingest(config: Config, problems: Problems | None = None) -> Inputs:
     own = problems is None
     probs = problems if problems is not None else Problems()
     queries = read_queries(config.data.queries, probs)
-    rows: list[tuple[str, str, str, int, float, str]] = []
     tags_seen: dict[str, str] = {}
-    for path in expand_globs(config.data.runs):
-        rf = read_run(path, probs)
-        for tag, run in rf.runs.items():
-            if tag in tags_seen:
-                probs.add(path, None, f"run tag {tag!r} also appears in {tags_seen[tag]}", "give every run a unique tag")
-                continue
-            tags_seen[tag] = path
-            for qid, docs in run.items():
-                if queries and qid not in queries:
-                    probs.add(path, rf.first_line[(tag, qid)], f"query id {qid!r} is not in {config.data.queries}",
-                              "fix the query id or add the query to the queries file")
-                    continue
-                for doc, score in docs.items():
-                    rows.append((tag, qid, doc, rf.ranks[tag][qid][doc], score, "run"))
-    answer_rows: list[tuple[str, str, str]] = []
+    frames = [_run_rows(path, queries, tags_seen, config, probs) for path in expand_globs(config.data.runs)]
+    answer_cols: dict[str, list] = {c: [] for c in ("run", "query_id", "passage_id", "rank", "text")}
     for path in expand_globs(config.data.answers):
-        for ap in read_answers(path, config.answers.max_words, probs):
+        for ap in iter_answers(path, config.answers.max_words, probs):
             if ap.run in tags_seen and tags_seen[ap.run] != path:
                 probs.add(path, None, f"answer run {ap.run!r} also appears in {tags_seen[ap.run]}",
                           "give every system a unique name")
@@ -84,8 +103,12 @@ def ingest(config: Config, problems: Problems | None = None) -> Inputs:
                 probs.add(path, None, f"query id {ap.query_id!r} of run {ap.run!r} is not in {config.data.queries}",
                           "fix the query id or add the query")
                 continue
-            rows.append((ap.run, ap.query_id, ap.passage_id, ap.rank, float(-ap.rank), "answer"))
-            answer_rows.append((ap.query_id, ap.passage_id, ap.text))
+            for c, v in zip(answer_cols, (ap.run, ap.query_id, ap.passage_id, ap.rank, ap.text), strict=True):
+                answer_cols[c].append(v)
+    answers = pd.DataFrame(answer_cols).astype({"run": "str", "query_id": "str", "passage_id": "str", "rank": "int64",
+                                                "text": "str"})
+    if len(answers):
+        frames.append(answers.assign(score=-answers["rank"].astype("float64"), source="answer")[RANKING_COLUMNS])
     if not config.data.runs and not config.data.answers:
         probs.add("config", None, "no systems to evaluate", "set data.runs and/or data.answers")
     qrels: Qrels = read_qrels(config.data.qrels, probs) if config.data.qrels else {}
@@ -99,9 +122,9 @@ def ingest(config: Config, problems: Problems | None = None) -> Inputs:
                        len(unknown_q), ", ".join(unknown_q[:10]))
     inputs = Inputs(
         queries=pd.DataFrame(sorted(queries.items()), columns=["query_id", "query_text"]),
-        rankings=pd.DataFrame(rows, columns=["run", "query_id", "passage_id", "rank", "score", "source"]),
-        answer_passages=pd.DataFrame(answer_rows, columns=["query_id", "passage_id", "text"]).drop_duplicates(
-            ["query_id", "passage_id"]),
+        rankings=_concat_rankings(frames),
+        answer_passages=answers[["query_id", "passage_id", "text"]].drop_duplicates(
+            ["query_id", "passage_id"]).reset_index(drop=True),
         judgments=pd.DataFrame(
             [(q, d, r) for q in sorted(qrels) if q in queries for d, r in sorted(qrels[q].items())],
             columns=["query_id", "passage_id", "relevance"]),

@@ -37,7 +37,7 @@ from autograde.corpus.parse import chunk_entries
 from autograde.errors import Problems
 from autograde.ids import content_hash
 from autograde.io.corpus import is_tsv
-from autograde.io.text import atomic_write_text, iter_chunks
+from autograde.io.text import CHUNK_BYTES, atomic_write_text, iter_chunks
 from autograde.log import logger
 
 INDEX_FORMAT = 1
@@ -168,7 +168,8 @@ class _BlockWriter:
         self.offsets.close()
 
 
-def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems) -> bool:
+def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems, chunk_bytes: int = CHUNK_BYTES
+                ) -> bool:
     """Stream ``path`` once into a new index at ``folder``; False (nothing written) when the file has problems."""
     start_time = time.perf_counter()
     tmp = folder.parent / f".tmp-{folder.name}-{os.getpid()}"
@@ -180,7 +181,7 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems)
     blocks = _BlockWriter(tmp) if compressed else None
     n_lines = 0
     try:
-        for first_line, offset, chunk in iter_chunks(path, probs):
+        for first_line, offset, chunk in iter_chunks(path, probs, chunk_bytes):
             e = chunk_entries(chunk, first_line, path, tsv, probs)
             n_lines = first_line - 1 + chunk.count(b"\n")
             if blocks is not None:

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from autograde.errors import Problems
 from autograde.ids import fnv1a64_spans, id_keys
+from autograde.io.bulk import WHITESPACE, Lines, string_spans, valid_utf8
 from autograde.io.corpus import ID_KEYS, JSONL_FIX, TEXT_KEYS, TSV_FIX, doc_from_json, doc_from_tsv
 from autograde.io.text import DuplicateKeyError, loads_strict
-
-WHITESPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint8)
 
 
 @dataclass
@@ -38,52 +36,12 @@ class Entries:
         return cls(np.zeros(0, dtype=np.uint64), z, z, z)
 
 
-@dataclass
-class Lines:
-    """Where the lines of a chunk are: start and end (exclusive, without the newline) of each, and whether it has
-    anything but whitespace."""
-
-    starts: np.ndarray
-    ends: np.ndarray
-    filled: np.ndarray
-
-    @classmethod
-    def of(cls, arr: np.ndarray) -> Lines:
-        nl = np.flatnonzero(arr == 10)
-        ends = nl if len(arr) and arr[-1] == 10 else np.append(nl, len(arr))
-        starts = np.concatenate(([0], nl + 1))[: len(ends)].astype(np.int64)
-        ends = ends.astype(np.int64)
-        solid = np.flatnonzero(~np.isin(arr, WHITESPACE))
-        filled = np.searchsorted(solid, ends) > np.searchsorted(solid, starts)
-        return cls(starts, ends, filled)
-
-
-def _valid_utf8(chunk: bytes) -> bool:
-    try:
-        chunk.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _arrow_spans(ids: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(data, starts, lengths) of a pyarrow string array's values, read from its buffers."""
-    import pyarrow as pa
-
-    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    arr = arr.cast(pa.large_string())
-    _validity, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
-    return data, offsets[:-1], np.diff(offsets)
-
-
 def _jsonl_fast(chunk: bytes, lines: Lines, first_line: int) -> Entries | None:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if not _valid_utf8(chunk):
+    if not valid_utf8(chunk):
         return None
     text_fields = [(k, pa.string()) for k in TEXT_KEYS]
     table = None
@@ -102,7 +60,7 @@ def _jsonl_fast(chunk: bytes, lines: Lines, first_line: int) -> Entries | None:
     texts = pc.coalesce(*(table[k] for k in TEXT_KEYS))
     if ids.null_count or texts.null_count:
         return None  # a record without id or text (or with a null one): the line reader names it
-    data, starts, lengths = _arrow_spans(ids)
+    data, starts, lengths = string_spans(ids)
     keys = fnv1a64_spans(data, starts, lengths)
     rows = np.flatnonzero(lines.filled)
     return Entries(keys, lines.starts[rows], lines.ends[rows] - lines.starts[rows], first_line + rows)
@@ -110,7 +68,7 @@ def _jsonl_fast(chunk: bytes, lines: Lines, first_line: int) -> Entries | None:
 
 def _tsv_fast(arr: np.ndarray, chunk: bytes, lines: Lines, first_line: int, path: str,
               probs: Problems) -> Entries | None:
-    if not _valid_utf8(chunk):
+    if not valid_utf8(chunk):
         return None
     rows = np.flatnonzero(lines.filled)
     starts, ends = lines.starts[rows], lines.ends[rows]

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +86,15 @@ def read_answers(path: str | Path, max_words: int = 400, problems: Problems | No
     """Read one answers file into passages; every problem is reported with its line."""
     own = problems is None
     probs = problems if problems is not None else Problems()
-    out: list[AnswerPassage] = []
+    out = list(iter_answers(path, max_words, probs))
+    if own:
+        probs.raise_if_any()
+    return out
+
+
+def iter_answers(path: str | Path, max_words: int, probs: Problems) -> Iterator[AnswerPassage]:
+    """The passages of one answers file, one answer line at a time (a file of thousands of answers is never held
+    whole); every problem goes to ``probs`` with its line."""
     seen: set[tuple[str, str]] = set()
     p = str(path)
     for n, rec in iter_json_objects(p, probs, "one JSON object per line; see the README for the answer formats"):
@@ -130,10 +139,7 @@ def read_answers(path: str | Path, max_words: int = 400, problems: Problems | No
                 continue
             used.add(pid)
             rank += 1
-            out.append(AnswerPassage(run, qid, pid, rank, piece))
-    if own:
-        probs.raise_if_any()
-    return out
+            yield AnswerPassage(run, qid, pid, rank, piece)
 
 
 def answer_citations(path: str | Path, problems: Problems) -> dict[str, int]:

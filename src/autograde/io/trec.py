@@ -86,6 +86,39 @@ def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
     return qrels
 
 
+DUPLICATE_FIX = "each document may appear once per query; remove the repeated line"
+
+
+def duplicate_message(docid: str, qid: str, tag: str) -> str:
+    return f"duplicate document {docid!r} for query {qid!r} in run {tag!r}"
+
+
+def parse_run_line(path: str | Path, n: int, line: str, probs: Problems) -> tuple[str, str, int, float, str] | None:
+    """``(query_id, doc_id, rank, score, tag)`` of one run line; None for a blank line or a problem (reported)."""
+    if not line.strip():
+        return None
+    cols = line.split()
+    if len(cols) != 6:
+        probs.add(path, n, f"run line has {len(cols)} columns, expected 6 (query_id Q0 doc_id rank score run_tag)",
+                  "use the TREC run format: 'qid Q0 docid rank score tag'")
+        return None
+    qid, _q0, docid, rank_s, score_s, tag = cols
+    try:
+        score = float(score_s)
+    except ValueError:
+        probs.add(path, n, f"score {score_s!r} is not a number", "the fifth column must be a number")
+        return None
+    if not math.isfinite(score):
+        probs.add(path, n, f"score {score_s!r} is not a finite number (it would break the ranking)",
+                  "give every document a finite score")
+        return None
+    rank = _parse_int_like(rank_s)
+    if rank is None:
+        probs.add(path, n, f"rank {rank_s!r} is not an integer", "the fourth column must be an integer rank")
+        return None
+    return qid, docid, rank, score, tag
+
+
 def read_run(path: str | Path, problems: Problems | None = None) -> RunFile:
     """Read a TREC run file (``qid Q0 docid rank score tag``, any whitespace).
 
@@ -96,32 +129,14 @@ def read_run(path: str | Path, problems: Problems | None = None) -> RunFile:
     probs = problems if problems is not None else Problems()
     out = RunFile(path=str(path))
     for n, line in iter_lines(path, probs):
-        if not line.strip():
+        row = parse_run_line(path, n, line, probs)
+        if row is None:
             continue
-        cols = line.split()
-        if len(cols) != 6:
-            probs.add(path, n, f"run line has {len(cols)} columns, expected 6 (query_id Q0 doc_id rank score run_tag)",
-                      "use the TREC run format: 'qid Q0 docid rank score tag'")
-            continue
-        qid, _q0, docid, rank_s, score_s, tag = cols
-        try:
-            score = float(score_s)
-        except ValueError:
-            probs.add(path, n, f"score {score_s!r} is not a number", "the fifth column must be a number")
-            continue
-        if not math.isfinite(score):
-            probs.add(path, n, f"score {score_s!r} is not a finite number (it would break the ranking)",
-                      "give every document a finite score")
-            continue
-        rank = _parse_int_like(rank_s)
-        if rank is None:
-            probs.add(path, n, f"rank {rank_s!r} is not an integer", "the fourth column must be an integer rank")
-            continue
+        qid, docid, rank, score, tag = row
         docs = out.runs.setdefault(tag, {}).setdefault(qid, {})
         out.first_line.setdefault((tag, qid), n)
         if docid in docs:
-            probs.add(path, n, f"duplicate document {docid!r} for query {qid!r} in run {tag!r}",
-                      "each document may appear once per query; remove the repeated line")
+            probs.add(path, n, duplicate_message(docid, qid, tag), DUPLICATE_FIX)
             continue
         docs[docid] = score
         out.ranks.setdefault(tag, {}).setdefault(qid, {})[docid] = rank
