@@ -43,7 +43,7 @@ def ingest_inputs(wildcards):
 
 
 def corpus_files(wildcards):
-    return list(CTX.config.data.corpus)
+    return CTX.corpus_files()
 
 
 def bank_of_grader(wildcards):

@@ -162,11 +162,15 @@ def check_citations(config: Config, problems: Problems) -> None:
     for path in expand_globs(config.data.answers):
         for doc_id, line in answer_citations(path, problems).items():
             cited.setdefault(doc_id, (path, line))
-    if not cited or not config.data.corpus:
+    if not cited or not (config.data.corpus or config.data.dataset):
         return
-    from autograde.io.corpus import read_corpus
+    from autograde.corpus.passages import lookup_passages, passage_source
+    from autograde.irds import DatasetNotLocalError
 
-    found = read_corpus(config.data.corpus, Problems(), wanted=set(cited))
+    try:
+        found = lookup_passages(config, set(cited), Problems(), download=False)  # by id: never a scan
+    except DatasetNotLocalError:
+        return
     missing = sorted(set(cited) - set(found))
     by_file: dict[str, list[str]] = {}
     for doc_id in missing:
@@ -175,13 +179,13 @@ def check_citations(config: Config, problems: Problems) -> None:
         lines = sorted({cited[d][1] for d in ids})
         logger.warning("%s:%d: %d cited doc id(s) are not in the corpus (%s): %s%s; citations are not graded (the "
                        "answer text is), so they are only reported", path, lines[0], len(ids),
-                       ", ".join(config.data.corpus), ", ".join(ids[:10]), " ..." if len(ids) > 10 else "")
+                       passage_source(config), ", ".join(ids[:10]), " ..." if len(ids) > 10 else "")
 
 
 def input_files(config: Config) -> list[str]:
     """Every file a run reads (for the check stamp)."""
     files = [config.data.queries, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
-             *config.data.corpus, *config.banks.values()]
+             *expand_globs(config.data.corpus), *config.banks.values()]
     files += [p for p in (config.data.qrels, config.data.official_leaderboard, config.data.generation) if p]
     files += [str(g.options["custom_prompts"]) for g in config.graders if g.options.get("custom_prompts")]
     return files

@@ -41,7 +41,7 @@ class DataConfig(Strict):
     """Where the inputs are. Paths are relative to the working directory (the repository root)."""
 
     queries: str | None = Field(default=None, description="queries: JSON {query_id: text} or TSV 'query_id<TAB>text' (required unless data.dataset supplies them)")
-    corpus: list[str] = Field(default_factory=list, description="passage text: JSONL(.gz) {doc_id|docid|id, text|contents|segment, optional title} or TSV 'doc_id<TAB>text'; looked up by id through an index built once per file under grading.cache_dir (default: the documents of data.dataset)")
+    corpus: list[str] = Field(default_factory=list, description="passage text: JSONL(.gz) {doc_id|docid|id, text|contents|segment, optional title} or TSV 'doc_id<TAB>text'; looked up by id through an index built once per file under grading.cache_dir (globs allowed; default: the documents of data.dataset)")
     runs: list[str] = Field(default_factory=list, description="TREC run files (globs allowed)")
     answers: list[str] = Field(default_factory=list, description="generated answers: TREC RAG 24 JSONL or {query_id, run, text} JSONL (globs allowed)")
     qrels: str | None = Field(default=None, description="optional human judgments (TREC qrels)")

@@ -156,8 +156,9 @@ def check_thresholds(config: Config, src: ConfigSource, problems: Problems) -> N
 
 
 def check_globs(config: Config, src: ConfigSource, problems: Problems) -> None:
-    """A glob in data.runs / data.answers that matches no file is an error (a typo would drop systems)."""
-    for key in ("runs", "answers"):
+    """A glob in data.runs / data.answers / data.corpus that matches no file is an error (a typo would drop
+    systems or passages)."""
+    for key in ("runs", "answers", "corpus"):
         for j, pat in enumerate(getattr(config.data, key)):
             if is_glob(pat) and not expand_globs([pat]):
                 problems.add(*src.locate(("data", key, j)), f"data.{key}: the pattern {pat!r} matches no file "

@@ -39,7 +39,7 @@ def _pool_for_estimate(config: Config, inputs: Inputs | None,
 
     stored = Path(config.results_dir) / "pool" / "pool.parquet"
     sources = [config.data.queries, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
-               *config.data.corpus, *([config.data.qrels] if config.data.qrels else [])]
+               *expand_globs(config.data.corpus), *([config.data.qrels] if config.data.qrels else [])]
     if config_path:
         sources.append(str(config_path))
     newest = max((Path(p).stat().st_mtime for p in sources if Path(p).exists()), default=0.0)

@@ -116,6 +116,9 @@ class WorkflowContext:
     def run_files(self) -> list[str]:
         return expand_globs(self.config.data.runs)
 
+    def corpus_files(self) -> list[str]:
+        return expand_globs(self.config.data.corpus)
+
     def answer_files(self) -> list[str]:
         return expand_globs(self.config.data.answers)
 

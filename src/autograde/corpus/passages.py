@@ -27,9 +27,10 @@ def lookup_passages(config: Config, wanted: set[str], problems: Problems, downlo
     absent from the result (the pool reports them).
     """
     if config.data.corpus:
+        from autograde.config import expand_globs
         from autograde.corpus.lookup import lookup_corpus
 
-        return lookup_corpus(config.data.corpus, wanted, config.grading.cache_dir, problems)
+        return lookup_corpus(expand_globs(config.data.corpus), wanted, config.grading.cache_dir, problems)
     if config.data.dataset:
         from autograde.irds import docstore_texts
 
