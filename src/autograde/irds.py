@@ -150,13 +150,15 @@ def dataset_report(data: DataConfig) -> dict[str, Any]:
             continue
         local = is_local(ds, entity)
         count = None
-        if entity == "docs":
-            try:
-                count = ds.docs_count()
-            except Exception:  # noqa: BLE001 - counts are informative only
-                count = None
-        elif local:
-            count = sum(1 for _ in getattr(ds, f"{entity}_iter")())
+        try:
+            if entity == "docs":
+                count = ds.docs_count()  # a built docstore, or ir_datasets' metadata: never a download
+            elif local:
+                count = sum(1 for _ in getattr(ds, f"{entity}_iter")())
+            else:
+                count = getattr(ds, f"{entity}_metadata")().get("count")  # the package's metadata only
+        except Exception:  # noqa: BLE001 - counts are informative only
+            count = None
         out[entity] = {"count": count, "local": local}
     return out
 

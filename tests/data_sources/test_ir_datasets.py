@@ -189,3 +189,14 @@ def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path)
             assert a.read_text() == b.read_text(), rel
     assert not (dataset / "cache" / "corpus-index").exists(), log  # passages came from the docstore
     assert list((dataset / "cache" / "datasets").glob("*/queries.json"))
+
+
+def test_a_registered_remote_dataset_is_reported_without_a_download(irds_home: Path) -> None:
+    """TREC DL 2020 (MS MARCO passage): counts from ir_datasets' metadata, nothing local, nothing fetched."""
+    from autograde.config import DataConfig
+    from autograde.irds import dataset_report
+
+    report = dataset_report(DataConfig(dataset="msmarco-passage/trec-dl-2020/judged"))
+    assert report["queries"] == {"count": 54, "local": False} and report["qrels"] == {"count": 11386, "local": False}
+    assert report["docs"] == {"count": 8841823, "local": False}
+    assert not [p for p in irds_home.rglob("*") if p.is_file()]
