@@ -149,8 +149,6 @@ def test_pooled_id_missing_from_the_docstore(tmp_path: Path, monkeypatch: pytest
 
 
 def test_documents_with_titles_are_joined_like_the_file_readers() -> None:
-    from ir_datasets.datasets.base import Dataset  # noqa: F401 - the package is there
-
     from autograde.io.corpus import doc_from_json
     from autograde.irds import doc_text
 
