@@ -29,10 +29,12 @@ pytest.importorskip("ir_datasets", reason="ir-datasets is a dependency of autogr
 
 DATASET = "autograde-test/mini"
 REGISTER = """\
+import contextlib
+
 import ir_datasets
 from ir_datasets.datasets.base import Dataset
 from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries
-from ir_datasets.util import LocalDownload
+from ir_datasets.util import BaseDownload, Download, LocalDownload
 
 DATA = {data!r}
 
@@ -46,6 +48,25 @@ register("autograde-test/mini", TsvDocs(LocalDownload(DATA + "/corpus.tsv")),
          TsvQueries(LocalDownload(DATA + "/queries.tsv")), TrecQrels(LocalDownload(DATA + "/qrels.txt"), {{}}))
 register("autograde-test/mini/no-qrels", TsvDocs(LocalDownload(DATA + "/corpus.tsv")),
          TsvQueries(LocalDownload(DATA + "/queries.tsv")))
+
+
+class Served(BaseDownload):  # a remote file without a network: ir_datasets downloads (copies) it before use
+
+    def __init__(self, path):
+        self.source = path
+
+    @contextlib.contextmanager
+    def stream(self):
+        with open(self.source, "rb") as f:
+            yield f
+
+
+def remote(name):
+    return Download([Served(DATA + "/" + name)], cache_path=str(ir_datasets.util.home_path() / "autograde" / name))
+
+
+register("autograde-test/remote", TsvDocs(remote("corpus.tsv")), TsvQueries(remote("queries.tsv")),
+         TrecQrels(remote("qrels.txt"), {{}}))
 register("autograde-test/elsewhere", TsvDocs(LocalDownload(DATA + "/not-here/docs.tsv")),
          TsvQueries(LocalDownload(DATA + "/not-here/q.tsv")))
 """
@@ -77,11 +98,14 @@ def irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def messages() -> Iterator[io.StringIO]:
     buf = io.StringIO()
     handler = logging.StreamHandler(buf)
+    level = logger.level
     logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
     try:
         yield buf
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -119,6 +143,26 @@ def test_validate_never_downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert report["dataset"]["queries"] == {"count": None, "local": False}
     assert "are not local yet (nothing downloaded); the first run downloads them into" in messages.getvalue()
     assert not (tmp_path / "cache" / "datasets").exists()
+
+
+def test_the_first_real_use_downloads_and_says_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str], messages: io.StringIO,
+                                                     irds_home: Path) -> None:
+    """A dataset whose files are remote: validate downloads nothing; ingest and pool download through ir_datasets
+    into its cache, saying so first; then validate finds everything local."""
+    cfg = dataset_config(tmp_path, dataset="autograde-test/remote")
+    monkeypatch.chdir(tmp_path)
+    code, report = validate(cfg, capsys)
+    assert code == 0 and not report["dataset"]["queries"]["local"] and not report["dataset"]["docs"]["local"]
+    assert not (irds_home / "autograde").exists()
+    assert main(["ingest", "--config", str(cfg), "--out", "results/ingest"]) == 0
+    assert f"downloading its queries through ir_datasets into {irds_home}" in messages.getvalue()
+    assert (irds_home / "autograde" / "queries.tsv").is_file() and (irds_home / "autograde" / "qrels.txt").is_file()
+    assert main(["pool", "--config", str(cfg), "--ingest", "results/ingest", "--out", "results/pool.parquet"]) == 0
+    assert f"downloading its docs through ir_datasets into {irds_home}" in messages.getvalue()
+    assert len(pd.read_parquet(tmp_path / "results/pool.parquet")) > 0
+    code, report = validate(cfg, capsys)
+    assert code == 0 and all(report["dataset"][e]["local"] for e in ("queries", "qrels", "docs"))
 
 
 @pytest.mark.parametrize(("data", "expected"), [
