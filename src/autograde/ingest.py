@@ -17,6 +17,7 @@ from autograde.io.queries import read_queries
 from autograde.io.run_table import read_run_table
 from autograde.io.text import load_json_file
 from autograde.io.trec import Qrels, read_qrels
+from autograde.irds import queries_source
 from autograde.log import logger
 from autograde.tables import write_table
 
@@ -65,7 +66,7 @@ def _run_rows(path: str, queries: dict[str, str], tags_seen: dict[str, str], con
         if unknown.any():
             first = df[unknown].groupby(["run", "query_id"], sort=False)["line"].min().sort_values()
             for (_tag, qid), n in first.items():
-                probs.add(path, int(n), f"query id {qid!r} is not in {config.data.queries}",
+                probs.add(path, int(n), f"query id {qid!r} is not in {queries_source(config)}",
                           "fix the query id or add the query to the queries file")
             df = df[~unknown]
     return df.assign(source="run")[RANKING_COLUMNS]
@@ -100,7 +101,7 @@ def ingest(config: Config, problems: Problems | None = None) -> Inputs:
                 continue
             tags_seen.setdefault(ap.run, path)
             if queries and ap.query_id not in queries:
-                probs.add(path, None, f"query id {ap.query_id!r} of run {ap.run!r} is not in {config.data.queries}",
+                probs.add(path, None, f"query id {ap.query_id!r} of run {ap.run!r} is not in {queries_source(config)}",
                           "fix the query id or add the query")
                 continue
             for c, v in zip(answer_cols, (ap.run, ap.query_id, ap.passage_id, ap.rank, ap.text), strict=True):

@@ -234,6 +234,14 @@ def _write_qrels(ds: Any, data: DataConfig, path: Path) -> None:
     logger.info("dataset %s: %d judgments written to %s", data.dataset, len(lines), path)
 
 
+def queries_source(config: Config) -> str:
+    """Where the queries come from, for messages: the queries file, or the dataset (with the file written for it)."""
+    q = str(config.data.queries)
+    if config.data.dataset and Path(q).parent.parent == Path(config.grading.cache_dir) / "datasets":
+        return f"the queries of ir_datasets:{config.data.dataset} ({q})"
+    return q
+
+
 def resolve_dataset(config: Config, download: bool = True) -> Config:
     """``config`` with ``data.queries`` / ``data.qrels`` pointing at files of ``data.dataset`` (written once).
 

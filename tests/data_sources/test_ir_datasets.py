@@ -242,3 +242,13 @@ def test_a_registered_remote_dataset_is_reported_without_a_download(irds_home: P
     assert report["queries"] == {"count": 54, "local": False} and report["qrels"] == {"count": 11386, "local": False}
     assert report["docs"] == {"count": 8841823, "local": False}
     assert not [p for p in irds_home.rglob("*") if p.is_file()]
+
+
+def test_unknown_query_of_a_run_names_the_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  messages: io.StringIO) -> None:
+    cfg = dataset_config(tmp_path)
+    with (tmp_path / "data/runs/good.run").open("a") as fh:
+        fh.write("q9 Q0 d1a 1 1.0 good\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--config", str(cfg)]) == 2
+    assert "good.run:13: query id 'q9' is not in the queries of ir_datasets:autograde-test/mini" in messages.getvalue()
