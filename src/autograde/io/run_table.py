@@ -108,7 +108,7 @@ def _drop_repeats(table: Any, path: str, problems: Problems) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    codes = [pc.dictionary_encode(table[c].combine_chunks()).indices.to_numpy().astype(np.int64)
+    codes = [pc.dictionary_encode(table[c].combine_chunks()).indices.to_numpy()
              for c in ("run", "query_id", "passage_id")]
     order = np.lexsort(codes[::-1])  # stable: among equal rows the first line comes first
     same = np.ones(len(order) - 1, dtype=bool) if len(order) else np.zeros(0, dtype=bool)
@@ -138,6 +138,7 @@ def read_run_table(path: str | Path, problems: Problems, chunk_bytes: int = CHUN
     for first_line, _offset, chunk in iter_chunks(p, problems, chunk_bytes):
         table = _fast(chunk, first_line)
         parts.append(table if table is not None else _slow(chunk, first_line, p, problems))
+        pa.default_memory_pool().release_unused()  # the chunk's parse buffers go back, not only to the pool
     if parts:
         df = _drop_repeats(pa.concat_tables(parts), p, problems).to_pandas()
     else:
