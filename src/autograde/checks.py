@@ -184,7 +184,7 @@ def check_citations(config: Config, problems: Problems) -> None:
 
 def input_files(config: Config) -> list[str]:
     """Every file a run reads (for the check stamp)."""
-    files = [config.data.queries, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
+    files = [*([config.data.queries] if config.data.queries else []), *expand_globs(config.data.runs), *expand_globs(config.data.answers),
              *expand_globs(config.data.corpus), *config.banks.values()]
     files += [p for p in (config.data.qrels, config.data.official_leaderboard, config.data.generation) if p]
     files += [str(g.options["custom_prompts"]) for g in config.graders if g.options.get("custom_prompts")]
@@ -233,12 +233,12 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
             return CheckReport({}, dataset=dataset)
     problems = Problems()
     check_config(config, src, problems)
-    queries = read_queries(config.data.queries, Problems())  # its problems come from ingest below
+    queries = read_queries(config.data.queries_file, Problems())  # its problems come from ingest below
     from autograde.banks.checks import check_bank_generation
     from autograde.banks.config import banks_read_at_parse_time
 
     check_bank_generation(config, queries or None, problems, src)
-    banks = read_banks(banks_read_at_parse_time(config), problems, queries or None, config.data.queries)
+    banks = read_banks(banks_read_at_parse_time(config), problems, queries or None, config.data.queries_file)
     check_gold_answers(config, banks, src, problems)
     inputs = ingest(config, problems)
     check_baseline(config, inputs, src, problems)

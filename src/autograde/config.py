@@ -57,6 +57,15 @@ class DataConfig(Strict):
     def _one_or_many(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
 
+    @property
+    def queries_file(self) -> str:
+        """The queries file: ``data.queries``, or the file written for ``data.dataset`` once the experiment is
+        resolved (:func:`autograde.irds.resolve_dataset`, which every command and the workflow run first)."""
+        if not self.queries:
+            raise ConfigError(f"the queries of data.dataset {self.dataset!r} are not written yet (fix: load the "
+                              "experiment through autograde.cli or the workflow, which resolve the dataset first)")
+        return self.queries
+
     @model_validator(mode="after")
     def _queries_from_somewhere(self) -> DataConfig:
         if not self.queries and not self.dataset:

@@ -38,7 +38,7 @@ def _pool_for_estimate(config: Config, inputs: Inputs | None,
     from autograde.tables import read_table
 
     stored = Path(config.results_dir) / "pool" / "pool.parquet"
-    sources = [config.data.queries, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
+    sources = [config.data.queries_file, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
                *expand_globs(config.data.corpus), *([config.data.qrels] if config.data.qrels else [])]
     if config_path:
         sources.append(str(config_path))
@@ -70,7 +70,7 @@ def estimate_prompts(config: Config, inputs: Inputs | None = None,
         from autograde.io.queries import read_queries
 
         probs = Problems()
-        queries = read_queries(config.data.queries, probs)
+        queries = read_queries(config.data.queries_file, probs)
         probs.raise_if_any()
     out = []
     for g in config.graders:

@@ -89,7 +89,7 @@ def ingest(config: Config, problems: Problems | None = None) -> Inputs:
     """
     own = problems is None
     probs = problems if problems is not None else Problems()
-    queries = read_queries(config.data.queries, probs)
+    queries = read_queries(config.data.queries_file, probs)
     tags_seen: dict[str, str] = {}
     frames = [_run_rows(path, queries, tags_seen, config, probs) for path in expand_globs(config.data.runs)]
     answer_cols: dict[str, list] = {c: [] for c in ("run", "query_id", "passage_id", "rank", "text")}

@@ -72,7 +72,7 @@ def import_modules(modules: list[str]) -> None:
                     raise
             else:
                 importlib.import_module(m)
-        except Exception as exc:  # noqa: BLE001 - any failure of the user's module is reported with its cause
+        except Exception as exc:  # any failure of the user's module is reported with its cause
             raise ConfigError(f"data.dataset_modules: cannot import {m!r}: {type(exc).__name__}: {exc} (fix: give an "
                               "importable module name or an existing .py file that registers the dataset)") from None
 
@@ -133,7 +133,7 @@ def is_local(dataset: Any, entity: str) -> bool:
         try:
             if dataset.docs_store().built():
                 return True
-        except Exception:  # noqa: BLE001 - a docstore that cannot even say is not local
+        except Exception:  # a docstore that cannot even say is not local
             pass
     files = entity_files(dataset, entity)
     return bool(files) and all(exists for _, exists in files)
@@ -157,7 +157,7 @@ def dataset_report(data: DataConfig) -> dict[str, Any]:
                 count = sum(1 for _ in getattr(ds, f"{entity}_iter")())
             else:
                 count = getattr(ds, f"{entity}_metadata")().get("count")  # the package's metadata only
-        except Exception:  # noqa: BLE001 - counts are informative only
+        except Exception:  # counts are informative only
             count = None
         out[entity] = {"count": count, "local": local}
     return out

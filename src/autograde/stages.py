@@ -30,7 +30,7 @@ def items_for_grader(config: Config, grader_name: str, queries: dict[str, str]) 
     if g.bank == "direct":
         return direct_items(queries)
     problems = Problems()
-    bank = read_bank_for_queries(config.banks[g.bank], problems, queries, config.data.queries)
+    bank = read_bank_for_queries(config.banks[g.bank], problems, queries, config.data.queries_file)
     problems.raise_if_any()
     return bank.by_query()
 

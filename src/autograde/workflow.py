@@ -59,11 +59,11 @@ class WorkflowContext:
         given.clear()
         given.update(raw)
         problems = Problems()
-        queries = read_queries(config.data.queries, problems)
+        queries = read_queries(config.data.queries_file, problems)
         from autograde.banks.config import banks_read_at_parse_time
 
         # a generated bank (graded as generated) is an output of this workflow: never read at parse time
-        banks = read_banks(banks_read_at_parse_time(config), problems, queries, config.data.queries)
+        banks = read_banks(banks_read_at_parse_time(config), problems, queries, config.data.queries_file)
         problems.raise_if_any()
         if check_inputs:
             from autograde.checks import check_experiment

@@ -139,7 +139,7 @@ def run_generate_shard(config: Config, name: str, scatteritem: str, bank_path: s
     cfg = bank_config(config, name)
     _guard_gpu(name, cfg)
     set_threads(threads)
-    queries = read_queries(config.data.queries)
+    queries = read_queries(config.data.queries_file)
     mine = set(shard_queries(list(queries), scatteritem))
     shard = {q: t for q, t in queries.items() if q in mine}
     if not shard:  # more shards than queries: nothing to generate, no model to load
@@ -231,7 +231,7 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
         if Path(p).stat().st_size:
             parts.append(read_bank(p, problems))
     problems.raise_if_any()
-    order = {q: i for i, q in enumerate(read_queries(config.data.queries))}
+    order = {q: i for i, q in enumerate(read_queries(config.data.queries_file))}
     bank = Bank()
     for part in parts:
         bank.headers.update(part.headers)

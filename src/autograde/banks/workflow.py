@@ -26,7 +26,7 @@ class BankRules:
         return "|".join(re.escape(n) for n in self.config.bank_generation) or "NO_GENERATED_BANK"
 
     def queries_file(self) -> str:
-        return str(self.config.data.queries)
+        return str(self.config.data.queries_file)
 
     def digest(self, wildcards: Any) -> str:
         """One generation shard's digest: a changed setting or query text reruns exactly the shards it touches."""

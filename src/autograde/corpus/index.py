@@ -137,8 +137,8 @@ class _BlockWriter:
     """Re-compresses decompressed lines into independent LZ4 blocks (gzip sources)."""
 
     def __init__(self, folder: Path) -> None:
-        self.store = open(folder / "blocks.lz4", "wb")  # noqa: SIM115 - closed by close()
-        self.offsets = open(folder / "blocks.u8", "wb")  # noqa: SIM115
+        self.store = open(folder / "blocks.lz4", "wb")  # closed by close()
+        self.offsets = open(folder / "blocks.u8", "wb")
         self.blocks = 0
         self.written = 0
 
@@ -177,7 +177,7 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
     tmp.mkdir(parents=True)
     tsv, compressed = is_tsv(path), path.endswith(".gz")
     probs = Problems()
-    buckets = [open(tmp / f"bucket-{b:02d}", "wb") for b in range(1 << BUCKET_BITS)]  # noqa: SIM115
+    buckets = [open(tmp / f"bucket-{b:02d}", "wb") for b in range(1 << BUCKET_BITS)]
     blocks = _BlockWriter(tmp) if compressed else None
     n_lines = 0
     try:

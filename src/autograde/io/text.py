@@ -101,7 +101,7 @@ def iter_chunks(path: str | Path, problems: Problems, size: int = CHUNK_BYTES) -
     """
     p = str(path)
     try:
-        raw = gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")  # noqa: SIM115 - closed below
+        raw = gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")  # closed below
     except FileNotFoundError:
         problems.add(p, None, "file not found", "check the path in the experiment config")
         return
