@@ -5,9 +5,12 @@ Paths and the skip helper for ``../shared`` reference data live in ``helpers.py`
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -89,6 +92,23 @@ def write_mini_dataset(root: Path, shards: int = 2) -> Path:
           measures: [ndcg_cut_10, recip_rank]
         """))
     return cfg
+
+
+@pytest.fixture
+def messages() -> Iterator[io.StringIO]:
+    """Everything the autograde logger writes during the test (INFO and up)."""
+    from autograde.log import logger
+
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield buf
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import logging
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,6 @@ from autograde.corpus.index import build_index, fingerprint, index_folder, open_
 from autograde.corpus.lookup import lookup_corpus
 from autograde.errors import InputError, Problems
 from autograde.io.corpus import read_corpus
-from autograde.log import logger
 
 rng = random.Random(7)
 DOCS = {f"doc-{i}": " ".join(rng.choice(["bee", "honey", "tide", "moon", "bread", "é", "ü"]) for _ in range(rng.randint(1, 60)))
@@ -50,20 +47,6 @@ def tsv(docs: dict[str, str]) -> str:
 
 
 WANTED = set(rng.sample(sorted(DOCS), 500)) | {"missing-1", "missing-2"}
-
-
-@pytest.fixture
-def messages() -> Iterator[io.StringIO]:
-    buf = io.StringIO()
-    handler = logging.StreamHandler(buf)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield buf
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 @pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz", "c.tsv", "c.tsv.gz"])

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +21,6 @@ from conftest import MINI_CORPUS, write_mini_dataset
 from helpers import REPO
 
 from autograde.cli import main
-from autograde.log import logger
 
 pytest.importorskip("ir_datasets", reason="ir-datasets is a dependency of autograde (make install)")
 
@@ -92,20 +89,6 @@ def irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "irds-home"
     monkeypatch.setenv("IR_DATASETS_HOME", str(home))
     return home
-
-
-@pytest.fixture
-def messages() -> Iterator[io.StringIO]:
-    buf = io.StringIO()
-    handler = logging.StreamHandler(buf)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield buf
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:

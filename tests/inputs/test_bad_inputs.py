@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ import yaml
 from helpers import REPO
 
 from autograde.cli import main
-from autograde.log import logger
 
 Mutation = Callable[[Path], None]
 
@@ -182,18 +180,6 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("answers: bare string segment", write("data/answers.jsonl", '{"run_id": "rag", "topic_id": "q3", "answer": ["plain text"]}\n', "a"),
      "answers.jsonl:3: answer segment 0 of run 'rag' for query 'q3' is not an object"),
 ]
-
-
-@pytest.fixture
-def messages() -> Iterator[io.StringIO]:
-    """Everything the autograde logger writes during the test."""
-    buf = io.StringIO()
-    handler = logging.StreamHandler(buf)
-    logger.addHandler(handler)
-    try:
-        yield buf
-    finally:
-        logger.removeHandler(handler)
 
 
 @pytest.mark.parametrize(("case", "mutate", "expected"), CASES, ids=[c[0] for c in CASES])

@@ -10,6 +10,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from autograde.errors import Problems
 
@@ -61,16 +62,22 @@ def load_json_file(path: str | Path, problems: Problems, fix: str, what: str = "
     return None
 
 
+def open_binary(path: str, problems: Problems) -> IO[bytes] | None:
+    """``path`` opened for reading bytes (``.gz`` decompressed), or None with the problem recorded."""
+    try:
+        return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # the caller closes it
+    except FileNotFoundError:
+        problems.add(path, None, "file not found", "check the path in the experiment config")
+    except IsADirectoryError:
+        problems.add(path, None, "is a folder, not a file", "name the file")
+    return None
+
+
 def iter_lines(path: str | Path, problems: Problems) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` without the newline; bad UTF-8 or truncated gzip become problems."""
     p = str(path)
-    try:
-        raw = gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")
-    except FileNotFoundError:
-        problems.add(p, None, "file not found", "check the path in the experiment config")
-        return
-    except IsADirectoryError:
-        problems.add(p, None, "is a folder, not a file", "name the file")
+    raw = open_binary(p, problems)
+    if raw is None:
         return
     with raw:
         try:
@@ -100,13 +107,8 @@ def iter_chunks(path: str | Path, problems: Problems, size: int = CHUNK_BYTES) -
     file, a folder or a truncated gzip file become problems, as in :func:`iter_lines`.
     """
     p = str(path)
-    try:
-        raw = gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")  # closed below
-    except FileNotFoundError:
-        problems.add(p, None, "file not found", "check the path in the experiment config")
-        return
-    except IsADirectoryError:
-        problems.add(p, None, "is a folder, not a file", "name the file")
+    raw = open_binary(p, problems)
+    if raw is None:
         return
     line, offset, rest, first = 1, 0, b"", True
     with raw:
