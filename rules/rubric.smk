@@ -82,8 +82,11 @@ if RUBRIC is not None:
 if CALIBRATED is not None:
     CALIBRATED_FILES = calibrated_qrels_files(RESULTS, CALIBRATED)
 
-    # the calibrated qrels sit beside the graders' qrels variants (results/qrels/calibrated/<variant>.qrels) so
-    # that evaluate / leaderboards / correlation take them like any other variant; this rule makes them
+# the calibrated qrels sit beside the graders' qrels variants (results/qrels/calibrated/<variant>.qrels) so that
+# evaluate / leaderboards / correlation take them like any other variant; these rules make them: trained on this
+# experiment's judgments (cross-validated by query, plus a model folder fitted on all of them), or applied from
+# a model folder fitted elsewhere (calibrated_qrels.model)
+if CALIBRATED is not None and not CALIBRATED.model:
     if (
         "rubric_qrels" in rules._rules
     ):  # absent where rules/evaluate.smk is not included
@@ -109,3 +112,44 @@ if CALIBRATED is not None:
             calibrated=CALIBRATED.model_dump(),
         script:
             "../scripts/rubric_calibrate_qrels.py"
+
+    rule rubric_fit_calibrated_qrels:
+        input:
+            **calibrated_inputs(CALIBRATED),
+        output:
+            model=directory(CALIBRATED_FILES["model"]),
+        log:
+            "logs/rubric/fit_calibrated_qrels.log",
+        benchmark:
+            "logs/benchmarks/rubric/fit_calibrated_qrels.tsv"
+        conda:
+            "../envs/hf.yaml"
+        threads: 1
+        params:
+            calibrated=CALIBRATED.model_dump(),
+        script:
+            "../scripts/rubric_calibrated_fit.py"
+
+
+if CALIBRATED is not None and CALIBRATED.model:
+    if "rubric_qrels" in rules._rules:
+
+        ruleorder: rubric_apply_calibrated_qrels > rubric_qrels
+
+    rule rubric_apply_calibrated_qrels:
+        input:
+            **calibrated_inputs(CALIBRATED),
+        output:
+            qrels=CALIBRATED_FILES["qrels"],
+            report=CALIBRATED_FILES["report"],
+            md=CALIBRATED_FILES["report_md"],
+            table=CALIBRATED_FILES["table"],
+        log:
+            "logs/rubric/apply_calibrated_qrels.log",
+        conda:
+            "../envs/hf.yaml"
+        threads: 1
+        params:
+            calibrated=CALIBRATED.model_dump(),
+        script:
+            "../scripts/rubric_calibrated_apply.py"

@@ -4,10 +4,10 @@ from autograde.workflow import run_rule
 
 def stage(config, sm):
     from autograde.rubric.config import CalibratedQrelsConfig
-    from autograde.rubric.relevance import run_calibrate_qrels
+    from autograde.rubric.qrels_stage import run_cross_validate
 
     o = sm.output
-    run_calibrate_qrels(CalibratedQrelsConfig.model_validate(sm.params.calibrated), o.qrels, o.report, o.md, o.table)
+    run_cross_validate(CalibratedQrelsConfig.model_validate(sm.params.calibrated), o.qrels, o.report, o.md, o.table)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

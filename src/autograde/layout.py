@@ -170,6 +170,11 @@ class Layout:
         """A calibrated-qrels output (``report.json``, ``passages.parquet``, ...)."""
         return f"{self.root}/calibrated_qrels/{name}"
 
+    @property
+    def calibrated_model(self) -> str:
+        """The model folder fitted on all judgments (``calibrated_qrels.model`` of another experiment)."""
+        return f"{self.root}/calibrated_qrels/model"
+
     # reproduction of the papers' tables (make reproduce)
     def reproduction(self, name: str) -> str:
         """A file of the paper reproduction (``index.md``, ``index.json``, ``index.html``)."""

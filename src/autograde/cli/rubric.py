@@ -8,8 +8,9 @@ Examples::
         --llm new_llm.tsv --judge 3 --judge newcomer --out results/rubric/predictions.parquet
     autograde rubric evaluate --config config/rubric/example.yaml --out results/rubric/evaluation.json \\
         --md results/rubric/evaluation.md --seeds 0 1 2
-    autograde rubric calibrate-qrels --config config/rubric/example.yaml --out results/qrels/calibrated.qrels \\
-        --report results/rubric/calibrated-qrels.json
+    autograde rubric calibrate-qrels fit --config config/rubric/example.yaml --model results/calibrated_qrels/model
+    autograde rubric calibrate-qrels apply --model results/calibrated_qrels/model --source new/Sun.qrel ... \\
+        --out results/qrels/calibrated/threshold-2.qrels --report results/calibrated_qrels/apply.json
 
 Settings come from the ``rubric:`` (and ``calibrated_qrels:``) section of ``--config``; the options given on
 the command line override them. Input errors name the file, the line and the fix; they propagate as
@@ -84,25 +85,79 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_calibrate_qrels(args: argparse.Namespace) -> int:
-    """Calibrated relevance labels from several graders' outputs, cross-validated by query."""
+def _calibrated_config(args: argparse.Namespace, keys: tuple[str, ...] | None = None) -> Any:
+    """The ``calibrated_qrels:`` section of ``--config`` (only ``keys`` of it when given) with the options."""
     from autograde.rubric.config import CalibratedQrelsConfig
-    from autograde.rubric.relevance import markdown_report, run_calibrate_qrels
 
-    _threads(args)
     raw = read_section(args.config, "calibrated_qrels")
+    if keys is not None:
+        raw = {k: v for k, v in raw.items() if k in keys}
+    given: set[str] = set()
     if args.source:
         raw["sources"] = args.source
-    for key in ("judgments", "seed", "folds", "output"):
+        given.add("sources")
+    for key in ("judgments", "seed", "folds", "output", *(("model",) if keys is not None else ())):
         value = getattr(args, key, None)
         if value is not None:
             raw[key] = value
+            given.add(key)
+    if getattr(args, "estimator", None):
+        raw["estimators"] = args.estimator
+        given.add("estimators")
     raw["enabled"] = True
-    cfg = validate_section(CalibratedQrelsConfig, raw, args.config, "calibrated_qrels")
-    report = run_calibrate_qrels(cfg, args.out, args.report, args.md, args.table)
+    return validate_section(CalibratedQrelsConfig, raw, args.config, "calibrated_qrels", given)
+
+
+def cmd_calibrate_cv(args: argparse.Namespace) -> int:
+    """Cross-validated calibrated labels of a judged collection; every estimator and source per fold."""
+    from autograde.rubric.qrels_report import cv_markdown
+    from autograde.rubric.qrels_stage import run_cross_validate
+
+    _threads(args)
+    report = run_cross_validate(_calibrated_config(args), args.out, args.report, args.md, args.table)
     if not args.quiet:
-        sys.stdout.write(markdown_report(report))
+        sys.stdout.write(cv_markdown(report))
     return 0
+
+
+def cmd_calibrate_fit(args: argparse.Namespace) -> int:
+    """Fit on every judged passage and write a model folder."""
+    from autograde.rubric.qrels_stage import run_fit
+
+    _threads(args)
+    run_fit(_calibrated_config(args), args.model, args.qrels)
+    return 0
+
+
+def cmd_calibrate_apply(args: argparse.Namespace) -> int:
+    """Label a new collection's sources with a model folder."""
+    from autograde.rubric.qrels_report import apply_markdown
+    from autograde.rubric.qrels_stage import run_apply
+
+    _threads(args)
+    if not args.model and not read_section(args.config, "calibrated_qrels").get("model"):
+        from autograde.errors import ConfigError
+
+        raise ConfigError("calibrate-qrels apply needs a model folder (fix: give --model DIR, written by "
+                          "'autograde rubric calibrate-qrels fit')")
+    cfg = _calibrated_config(args, keys=("sources", "judgments", "output", "model"))
+    report = run_apply(cfg.model, cfg.sources, args.out, args.report, args.md, args.table, cfg.output,
+                       cfg.judgments or None)
+    if not args.quiet:
+        sys.stdout.write(apply_markdown(report))
+    return 0
+
+
+def _calibrated_options(p: argparse.ArgumentParser, training: bool) -> None:
+    p.add_argument("--config", help="YAML config whose 'calibrated_qrels:' section gives the defaults")
+    p.add_argument("--source", action="append", help="a grader's qrels file or grades parquet (repeatable; "
+                   "replaces the config's sources)")
+    p.add_argument("--threads", type=int, help="torch and BLAS threads (1 gives identical numbers everywhere)")
+    if training:
+        p.add_argument("--judgments", help="human qrels the estimators learn")
+        p.add_argument("--seed", type=int, help="seed of folds and networks (default 0)")
+        p.add_argument("--estimator", action="append", choices=["network", "ensemble", "logistic", "ordinal_logistic"],
+                       help="a candidate estimator (repeatable; default: all four, selected by grouped CV)")
 
 
 def _inputs(p: argparse.ArgumentParser) -> None:
@@ -156,17 +211,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--quiet", action="store_true", help="do not print the tables")
     e.set_defaults(func=cmd_evaluate)
 
-    c = add_command(sub, "calibrate-qrels", "calibrated qrels from several graders, cross-validated by query")
-    c.add_argument("--config", help="YAML config whose 'calibrated_qrels:' section gives the defaults")
-    c.add_argument("--source", action="append", help="a grader's qrels or grades parquet (repeatable)")
-    c.add_argument("--judgments", help="human qrels (the main task)")
-    c.add_argument("--folds", type=int, help="folds grouped by query (default 5)")
-    c.add_argument("--seed", type=int, help="seed (default 0)")
-    c.add_argument("--output", choices=["threshold", "expected", "probability"], help="exported label")
-    c.add_argument("--out", required=True, help="output qrels")
-    c.add_argument("--report", required=True, help="output JSON report (kappa per fold and overall)")
-    c.add_argument("--md", help="also write the Markdown report")
-    c.add_argument("--table", help="also write per-passage probabilities (parquet)")
-    c.add_argument("--quiet", action="store_true", help="do not print the report")
-    c.add_argument("--threads", type=int, help="torch threads")
-    c.set_defaults(func=cmd_calibrate_qrels)
+    c = add_command(sub, "calibrate-qrels", "calibrated qrels from several graders: cross-validate, fit, apply",
+                    "Calibrated relevance labels from several graders' outputs: cross-validate on a judged "
+                    "collection, fit a model folder on it, or apply a model folder to a collection without "
+                    "judgments.")
+    csub = c.add_subparsers(dest="calibrate_command", required=True)
+    cv = add_command(csub, "cross-validate", "labels of a judged collection, each query labelled by a model that "
+                     "never saw its judgments; kappa per fold for every estimator and single source")
+    _calibrated_options(cv, training=True)
+    cv.add_argument("--folds", type=int, help="outer folds grouped by query (default 5)")
+    cv.add_argument("--output", choices=["threshold", "expected", "probability"], help="exported label")
+    cv.add_argument("--out", required=True, help="output qrels")
+    cv.add_argument("--report", required=True, help="output JSON report (kappa per fold and overall)")
+    cv.add_argument("--md", help="also write the Markdown report")
+    cv.add_argument("--table", help="also write per-passage probabilities (parquet)")
+    cv.add_argument("--quiet", action="store_true", help="do not print the report")
+    cv.set_defaults(func=cmd_calibrate_cv)
+
+    cf = add_command(csub, "fit", "fit on every judged passage; write a model folder")
+    _calibrated_options(cf, training=True)
+    cf.add_argument("--model", required=True, help="output model folder (model.json, network weights)")
+    cf.add_argument("--qrels", help="also write the labels the model gives the training sources")
+    cf.add_argument("--output", choices=["threshold", "expected", "probability"], help="label of --qrels")
+    cf.set_defaults(func=cmd_calibrate_fit)
+
+    ca = add_command(csub, "apply", "label a new collection's sources with a model folder")
+    _calibrated_options(ca, training=False)
+    ca.add_argument("--model", help="model folder written by 'calibrate-qrels fit' (or the config's model)")
+    ca.add_argument("--judgments", help="optional human qrels of the new collection: kappa in the report")
+    ca.add_argument("--output", choices=["threshold", "expected", "probability"], help="exported label")
+    ca.add_argument("--out", required=True, help="output qrels")
+    ca.add_argument("--report", required=True, help="output JSON report (label distribution, kappa if judged)")
+    ca.add_argument("--md", help="also write the Markdown report")
+    ca.add_argument("--table", help="also write per-passage probabilities (parquet)")
+    ca.add_argument("--quiet", action="store_true", help="do not print the report")
+    ca.set_defaults(func=cmd_calibrate_apply)

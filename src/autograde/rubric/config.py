@@ -16,7 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["CalibratedQrelsConfig", "EvaluationSettings", "Hyperparameters", "RubricConfig", "SelectionSettings"]
+__all__ = ["TRAINING_KEYS", "CalibratedQrelsConfig", "EvaluationSettings", "Hyperparameters", "RubricConfig",
+           "SelectionSettings"]
 
 
 class _Section(BaseModel):
@@ -106,29 +107,54 @@ class RubricConfig(_Section):
         return self
 
 
+TRAINING_KEYS: tuple[str, ...] = ("levels", "relevant_level", "features", "count_threshold", "folds", "seed",
+                                   "network", "estimators", "ensemble_size", "logistic_c", "selection_folds")
+"""Settings of fitting: taken from the model (and not allowed) when ``calibrated_qrels.model`` is given."""
+
+
+def _default_relevance_network() -> Hyperparameters:
+    return Hyperparameters(members=3, judge_l2=0.0, patience=5, batch_size=128, personalized=False)
+
+
 class CalibratedQrelsConfig(_Section):
-    """Calibrated relevance labels: one network over several graders' labels, trained on judged passages."""
+    """Calibrated relevance labels: an estimator over several graders' labels, trained on judged passages, or a
+    saved model (``model``) applied to a collection without judgments."""
 
     enabled: bool = Field(default=True, description="build calibrated qrels in 'rule all'")
+    model: str | None = Field(default=None, description="a model folder written by 'autograde rubric calibrate-qrels "
+                              "fit' (or by another experiment's workflow): label this experiment's sources with it "
+                              "instead of training (sources matched by name; judgments optional, for the report)")
     sources: list[str] = Field(default_factory=list, description="graders' outputs: TREC qrels files (integer "
                                "labels) and/or grades parquet files (direct prompts: their grade and distribution; "
                                "banks: max and count of the item grades)")
-    judgments: str = Field(default="", description="human qrels the network learns (the main task: relevance level)")
+    judgments: str = Field(default="", description="human qrels the estimators learn (the relevance level); with "
+                           "'model', only scored against")
     levels: list[int] = Field(default_factory=lambda: [0, 1, 2, 3], min_length=2,
                               description="relevance levels of the human qrels (the options of the main task)")
     relevant_level: int = Field(default=2, description="human level >= this counts as relevant (DL practice: 2)")
     features: Literal["onehot", "ordinal", "both"] = Field(default="onehot", description="integer labels as one-hot "
                                                            "or thermometer (label >= k) features")
     count_threshold: int = Field(default=4, description="bank graders: an item counts when its grade >= this")
-    folds: int = Field(default=5, ge=2, description="cross-validation folds, grouped by query")
+    folds: int = Field(default=5, ge=2, description="outer cross-validation folds of the training collection's "
+                       "labels and report, grouped by query")
     seed: int = Field(default=0, description="seed of the fold assignment and the networks")
     output: Literal["expected", "threshold", "probability"] = Field(
-        default="threshold", description="exported label: expected: round(expected level); threshold: "
-        "relevant_level when P(level >= relevant_level) >= the tuned threshold, else 0; probability: "
-        "round(100 * P(relevant))")
+        default="threshold", description="exported label: threshold: the highest level L with P(level >= L) >= "
+        "tau_L (one threshold per level, tuned on held-out training predictions); expected: round(expected "
+        "level); probability: round(100 * P(level >= relevant_level))")
+    estimators: list[Literal["network", "ensemble", "logistic", "ordinal_logistic"]] = Field(
+        default_factory=lambda: ["logistic", "ordinal_logistic", "network", "ensemble"], min_length=1,
+        description="candidate estimators, selected by cross-validation grouped by query on the training passages "
+        "(binary kappa at relevant_level; the first listed wins a tie): network: LLM-RUBRIC's network; ensemble: "
+        "the mean of ensemble_size networks with consecutive seeds; logistic / ordinal_logistic: L2-regularized "
+        "multinomial / cumulative (level >= L) logistic regression, one candidate per C of logistic_c")
+    ensemble_size: int = Field(default=5, ge=2, description="networks (seeds) in the 'ensemble' estimator")
+    logistic_c: list[float] = Field(default_factory=lambda: [0.01, 0.1, 1.0, 10.0], min_length=1,
+                                    description="inverse L2 strengths C tried for the logistic regressions")
+    selection_folds: int = Field(default=5, ge=2, description="folds (grouped by query) of the selection inside the "
+                                 "training passages; their held-out predictions also tune the thresholds")
     network: Hyperparameters = Field(
-        default_factory=lambda: Hyperparameters(members=3, judge_l2=0.0, patience=5, batch_size=128,
-                                                personalized=False),
+        default_factory=_default_relevance_network,
         description="network and training (one judge, the assessor: no judge-specific weights)")
 
     @field_validator("levels")
@@ -140,6 +166,16 @@ class CalibratedQrelsConfig(_Section):
 
     @model_validator(mode="after")
     def _inputs_given(self) -> CalibratedQrelsConfig:
+        if self.model is not None:
+            given = sorted(k for k in TRAINING_KEYS if k in self.model_fields_set)
+            if given:
+                raise ValueError(f"with 'model' the fitting settings come from the model; remove {', '.join(given)} "
+                                 "(or remove 'model' to train)")
+            if self.enabled and not self.sources:
+                raise ValueError("calibrated_qrels.sources (the new collection's graders' outputs) are required with "
+                                 "'model'")
+            return self
         if self.enabled and (not self.sources or not self.judgments):
-            raise ValueError("calibrated_qrels.sources and calibrated_qrels.judgments are required when enabled")
+            raise ValueError("calibrated_qrels.sources and calibrated_qrels.judgments are required when enabled "
+                             "(or give 'model' to apply a fitted model)")
         return self

@@ -1,56 +1,99 @@
-"""Calibrated relevance labels: LLM-RUBRIC's network with the assessor's relevance level as the main task.
+"""Features of calibrated relevance labels: several graders' outputs per (query, passage), encoded the same way
+at training time and when a saved model labels a new collection.
 
 The inputs of a passage are several graders' outputs (beyond the papers):
 
 - a TREC qrels file per grader (the integer label of a direct prompt, or the max item grade of a bank,
   as the workbench exports them), encoded one-hot and/or as a thermometer (label >= k);
-- a grades parquet: direct graders (one item per passage) give their grade and, with logits scoring,
-  their distribution; bank graders give the max grade, the share of the query's items graded >= the count
-  threshold, and the mean distribution over items.
+- a grades parquet: every grader in it is a source; its label is the max grade
+  (:func:`autograde.qrels.passage_labels`); bank graders also give the share of the query's items graded >= the
+  count threshold, and graders with logits scoring the mean distribution over items.
 
-Trained on the judged passages with cross-validation grouped by query (seeded): every passage of a query,
-judged or not, is labelled by the model of the query's fold, which never saw that query's judgments.
-Exported labels (``output``): ``threshold`` (default): the highest level L with P(level >= L) >= tau, with
-tau tuned on the training folds to maximise Cohen's kappa of the binary decision (level >= relevant_level);
-``expected``: the rounded expected level; ``probability``: round(100 * P(relevant)) (use trec_eval
-relevance level 50). The report compares with every single source at its best threshold.
+A source is known by its name (a qrels file's name without extension, a grader's name), and the encoding of
+each source (its labels, whether some passages lack it, its numeric features) is fixed when a model is fitted
+(:class:`SourceEncoding`) and stored with it: a new collection's sources are encoded with the training
+encodings, matched by name.
+
+>>> enc = SourceEncoding("sun", "qrels", (0, 1), False, ())
+>>> enc.columns("both")
+['sun=0', 'sun=1', 'sun>=1']
 """
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from autograde.errors import Problems
-from autograde.io.trec import Qrels, read_qrels, write_qrels
+from autograde.io.trec import read_qrels
 from autograde.log import logger
-from autograde.rubric.config import CalibratedQrelsConfig
-from autograde.rubric.dataset import CalibrationData
-from autograde.rubric.inputs import MISSING
-from autograde.rubric.train import fit, group_folds
-from autograde.stats import cohen_kappa
+from autograde.qrels import passage_labels
 
-__all__ = ["RelevanceFeatures", "calibrate_qrels", "features_from_sources", "markdown_report", "source_labels"]
+__all__ = ["RelevanceFeatures", "SourceData", "SourceEncoding", "encode", "features_from_sources", "read_sources"]
 
-ASSESSOR = "assessor"
-QUESTION = "relevance"
+Key = tuple[str, str]
+Encoding = Literal["onehot", "ordinal", "both"]
+
+
+@dataclass
+class SourceData:
+    """One source's outputs: integer label per (query, passage) and optional numeric features."""
+
+    name: str
+    kind: Literal["qrels", "grades"]
+    path: str
+    labels: dict[Key, int]
+    extra: dict[Key, list[float]] = field(default_factory=dict)
+    extra_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceEncoding:
+    """How one source becomes feature columns: the labels it had at training time (one-hot / thermometer
+    columns), whether a column marks passages it lacks, and its numeric features' names."""
+
+    name: str
+    kind: Literal["qrels", "grades"]
+    levels: tuple[int, ...]
+    missing: bool
+    extra: tuple[str, ...]
+
+    def columns(self, mode: Encoding) -> list[str]:
+        names = []
+        if mode in ("onehot", "both"):
+            names += [f"{self.name}={v}" for v in self.levels]
+        if mode in ("ordinal", "both"):
+            names += [f"{self.name}>={v}" for v in self.levels[1:]]
+        if self.missing:
+            names.append(f"{self.name}=missing")
+        return names + list(self.extra)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "levels": list(self.levels), "extra": list(self.extra)}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> SourceEncoding:
+        return cls(str(raw["name"]), raw["kind"], tuple(int(v) for v in raw["levels"]), bool(raw["missing"]),
+                   tuple(str(x) for x in raw["extra"]))
 
 
 @dataclass
 class RelevanceFeatures:
     """Feature matrix of every (query, passage) any source labels, and each source's integer labels."""
 
-    keys: list[tuple[str, str]]
+    keys: list[Key]
     matrix: np.ndarray
     names: list[str]
-    labels: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    labels: dict[str, dict[Key, int]] = field(default_factory=dict)
     """source name -> (query, passage) -> integer label (qrels label or max grade) for the single-source view."""
+    encodings: list[SourceEncoding] = field(default_factory=list)
+    mode: Encoding = "onehot"
 
 
 def _source_name(path: str | Path) -> str:
@@ -58,33 +101,24 @@ def _source_name(path: str | Path) -> str:
     return p.name[: -len(".parquet")] if p.name.endswith(".parquet") else p.stem
 
 
-def _encode(values: dict[tuple[str, str], int], keys: list[tuple[str, str]], name: str, mode: str
-            ) -> tuple[np.ndarray, list[str]]:
-    """One-hot and/or thermometer columns of integer labels; a passage the source lacks gets zeros."""
-    levels = sorted(set(values.values()))
-    cols, names = [], []
-    if mode in ("onehot", "both"):
-        for v in levels:
-            cols.append([1.0 if values.get(k) == v else 0.0 for k in keys])
-            names.append(f"{name}={v}")
-    if mode in ("ordinal", "both"):
-        for v in levels[1:]:
-            cols.append([1.0 if k in values and values[k] >= v else 0.0 for k in keys])
-            names.append(f"{name}>={v}")
-    if any(k not in values for k in keys):
-        cols.append([0.0 if k in values else 1.0 for k in keys])
-        names.append(f"{name}=missing")
-    return np.array(cols, dtype=np.float32).T.reshape(len(keys), len(names)), names
+def _mean_distribution(g: pd.DataFrame) -> tuple[dict[Key, list[float]], list[str]]:
+    """Mean ``grade_probs`` distribution over a passage's items (empty when any row lacks one)."""
+    if "grade_probs" not in g.columns or not len(g) or not g["grade_probs"].notna().all():
+        return {}, []
+    dists = [json.loads(x) for x in g["grade_probs"]]
+    labels_set = sorted({lab for d in dists for lab in d})
+    frame = pd.DataFrame([[float(d.get(lab, 0.0)) for lab in labels_set] for d in dists], columns=labels_set)
+    frame["q"], frame["p"] = g["query_id"].astype(str).to_numpy(), g["passage_id"].astype(str).to_numpy()
+    mean = frame.groupby(["q", "p"])[labels_set].mean()
+    return {(str(q), str(p)): [float(x) for x in row.to_numpy()] for (q, p), row in mean.iterrows()}, labels_set
 
 
-def _grades_features(path: Path, cfg: CalibratedQrelsConfig, problems: Problems
-                     ) -> list[tuple[str, dict[tuple[str, str], int], dict[tuple[str, str], list[float]], list[str]]]:
-    """Per grader of a grades parquet: (name, integer label per passage, extra numeric features, their names)."""
+def _grades_sources(path: Path, count_threshold: int, problems: Problems) -> list[SourceData]:
+    """Every grader of a grades parquet as a source: max grade, share of items counted, mean distribution."""
     from autograde.tables import read_table
 
     df = read_table(path)
-    need = ["query_id", "passage_id", "item_id", "grader", "grade"]
-    missing = [c for c in need if c not in df.columns]
+    missing = [c for c in ["query_id", "passage_id", "item_id", "grader", "grade"] if c not in df.columns]
     if missing:
         problems.add(path, 1, f"missing column(s) {', '.join(missing)}", "give a grades table written by "
                      "'autograde grade'")
@@ -92,273 +126,133 @@ def _grades_features(path: Path, cfg: CalibratedQrelsConfig, problems: Problems
     out = []
     for grader, g in df.groupby("grader", sort=True):
         g = g[~g["grade"].isna()]
-        items = g.groupby(["query_id", "passage_id"])["item_id"].nunique()
-        direct = bool((items <= 1).all())
-        key_cols = ["query_id", "passage_id"]
-        best = g.groupby(key_cols)["grade"].max()
+        best = passage_labels(g, "max", 0, warn=False)
         labels = {(str(q), str(p)): int(v) for (q, p), v in best.items()}
-        extra: dict[tuple[str, str], list[float]] = {}
+        extra: dict[Key, list[float]] = {}
         names: list[str] = []
-        if not direct:
+        if not bool((g.groupby(["query_id", "passage_id"]).size() <= 1).all()):  # a bank: several items per passage
             per_query = g.groupby("query_id")["item_id"].nunique()
-            counted = g[g["grade"] >= cfg.count_threshold].groupby(key_cols)["item_id"].nunique()
+            counted = passage_labels(g, "count", count_threshold, warn=False)
             for k in labels:
                 extra[k] = [float(counted.get(k, 0)) / float(per_query.get(k[0], 1))]
-            names.append(f"{grader}:share>={cfg.count_threshold}")
-        if "grade_probs" in g.columns and g["grade_probs"].notna().all() and len(g):
-            import json
-
-            dists = [json.loads(x) for x in g["grade_probs"]]
-            labels_set = sorted({lab for d in dists for lab in d})
-            mat = np.array([[float(d.get(lab, 0.0)) for lab in labels_set] for d in dists])
-            frame = pd.DataFrame(mat, columns=labels_set)
-            frame["q"], frame["p"] = g["query_id"].astype(str).to_numpy(), g["passage_id"].astype(str).to_numpy()
-            mean = frame.groupby(["q", "p"])[labels_set].mean()
-            for (q, p), row in mean.iterrows():
-                extra.setdefault((q, p), []).extend(float(x) for x in row.to_numpy())
-            names += [f"{grader}:p({lab})" for lab in labels_set]
-        out.append((str(grader), labels, extra, names))
+            names.append(f"{grader}:share>={count_threshold}")
+        dist, option_labels = _mean_distribution(g)
+        for k, values in dist.items():
+            extra.setdefault(k, []).extend(values)
+        names += [f"{grader}:p({lab})" for lab in option_labels]
+        out.append(SourceData(str(grader), "grades", str(path), labels, extra, tuple(names)))
     return out
 
 
-def features_from_sources(sources: Iterable[str], cfg: CalibratedQrelsConfig) -> RelevanceFeatures:
-    """Features of every (query, passage) in any source; every unreadable source is reported together."""
-    problems = Problems()
-    qrels_sources: list[tuple[str, dict[tuple[str, str], int]]] = []
-    extras: list[tuple[str, dict[tuple[str, str], list[float]], list[str]]] = []
+def read_sources(sources: Iterable[str], count_threshold: int = 4, problems: Problems | None = None
+                 ) -> list[SourceData]:
+    """Every source of the given files (a qrels file is one source, a grades parquet one per grader)."""
+    own = problems is None
+    problems = problems if problems is not None else Problems()
+    out: list[SourceData] = []
     for src in sources:
         p = Path(src)
         if p.suffix == ".parquet":
             if not p.exists():
                 problems.add(p, None, "file not found", "check calibrated_qrels.sources")
                 continue
-            for name, labels, extra, names in _grades_features(p, cfg, problems):
-                qrels_sources.append((name, labels))
-                if names:
-                    extras.append((name, extra, names))
+            out += _grades_sources(p, count_threshold, problems)
         else:
             q = read_qrels(p, problems)
-            qrels_sources.append((_source_name(p), {(qid, d): v for qid, docs in q.items() for d, v in docs.items()}))
-    if not qrels_sources and not problems:
+            out.append(SourceData(_source_name(p), "qrels", str(p),
+                                  {(qid, d): v for qid, docs in q.items() for d, v in docs.items()}))
+    if not out and not problems:
         problems.add("calibrated_qrels.sources", None, "no sources given", "list qrels or grades files")
-    names_seen = [n for n, _ in qrels_sources]
-    for n in sorted({n for n in names_seen if names_seen.count(n) > 1}):
+    names = [s.name for s in out]
+    for n in sorted({n for n in names if names.count(n) > 1}):
         problems.add("calibrated_qrels.sources", None, f"two sources are named {n!r}",
                      "give every source a distinct file name (the name labels its features)")
-    problems.raise_if_any()
-    keys = sorted({k for _, labels in qrels_sources for k in labels})
-    blocks, names = [], []
-    for name, labels in qrels_sources:
-        m, n = _encode(labels, keys, name, cfg.features)
-        blocks.append(m)
-        names += n
-    for _name, extra, extra_names in extras:
-        blocks.append(np.array([extra.get(k, [0.0] * len(extra_names)) for k in keys], dtype=np.float32))
-        names += extra_names
-    return RelevanceFeatures(keys, np.concatenate(blocks, axis=1), names, dict(qrels_sources))
+    if own:
+        problems.raise_if_any()
+    return out
 
 
-def source_labels(features: RelevanceFeatures) -> dict[str, dict[tuple[str, str], int]]:
-    return features.labels
+def _columns(src: SourceData, enc: SourceEncoding, keys: list[Key], mode: Encoding) -> np.ndarray:
+    """The encoded columns of one source for ``keys`` (a passage the source lacks: zeros + the missing flag)."""
+    lab = np.array([src.labels.get(k, -(10**9)) for k in keys], dtype=np.int64)
+    has = np.array([k in src.labels for k in keys])
+    cols: list[np.ndarray] = []
+    if mode in ("onehot", "both"):
+        cols += [(lab == v) for v in enc.levels]
+    if mode in ("ordinal", "both"):
+        cols += [has & (lab >= v) for v in enc.levels[1:]]
+    if enc.missing:
+        cols.append(~has)
+    if enc.extra:
+        width = len(enc.extra)
+        cols += list(np.array([src.extra.get(k, [0.0] * width) for k in keys], dtype=np.float64).T)
+    return np.array(cols, dtype=np.float32).T.reshape(len(keys), -1)
 
 
-def _dataset(features: RelevanceFeatures, rows: np.ndarray, answers: np.ndarray, levels: list[int]) -> CalibrationData:
-    keys = [features.keys[i] for i in rows]
-    return CalibrationData(
-        text_ids=np.array([f"{q}/{p}" for q, p in keys], dtype=object),
-        judges=np.full(len(rows), ASSESSOR, dtype=object),
-        groups=np.array([q for q, _ in keys], dtype=object),
-        features=features.matrix[rows],
-        answers=answers.reshape(-1, 1).astype(np.int64),
-        questions=(QUESTION,),
-        option_values=(tuple(float(v) for v in levels),),
-        main=QUESTION,
-        feature_names=tuple(features.names),
-    )
+def _training_encoding(src: SourceData, keys: list[Key]) -> SourceEncoding:
+    return SourceEncoding(src.name, src.kind, tuple(sorted(set(src.labels.values()))),
+                          any(k not in src.labels for k in keys), src.extra_names)
 
 
-def _best_threshold(p_rel: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
-    """The probability threshold maximising Cohen's kappa of (p_rel >= tau) against ``truth`` (0/1)."""
-    candidates = np.unique(np.round(np.quantile(p_rel, np.linspace(0.0, 1.0, 201)), 6))
-    best_tau, best_kappa = 0.5, -math.inf
-    for tau in candidates:
-        k = cohen_kappa((p_rel >= tau).astype(int).tolist(), truth.tolist(), labels=[0, 1])
-        if not math.isnan(k) and k > best_kappa:
-            best_tau, best_kappa = float(tau), k
-    return best_tau, best_kappa
-
-
-def _single_best(labels: dict[str, dict[tuple[str, str], int]], keys: list[tuple[str, str]], truth: np.ndarray
-                 ) -> tuple[str, int, float]:
-    """(source, threshold t, kappa) of the best single source labelling relevant when label >= t."""
-    best = ("", 0, -math.inf)
-    for name, lab in sorted(labels.items()):
-        vals = np.array([lab.get(k, 0) for k in keys])
-        for t in sorted(set(lab.values())):
-            if t <= min(lab.values()):
-                continue
-            k = cohen_kappa((vals >= t).astype(int).tolist(), truth.tolist(), labels=[0, 1])
-            if not math.isnan(k) and k > best[2]:
-                best = (name, int(t), float(k))
-    return best
-
-
-def _label(probs: np.ndarray, levels: list[int], cfg: CalibratedQrelsConfig, tau: float) -> np.ndarray:
-    lv = np.asarray(levels, dtype=np.float64)
-    if cfg.output == "expected":
-        return np.rint(probs @ lv).astype(int)
-    if cfg.output == "probability":
-        rel = probs[:, lv >= cfg.relevant_level].sum(axis=1)
-        return np.rint(100.0 * rel).astype(int)
-    tail = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]  # P(level >= levels[i])
-    idx = np.array([max([i for i in range(len(levels)) if tail[r, i] >= tau] or [0]) for r in range(len(probs))])
-    return np.asarray(levels)[idx]
-
-
-def calibrate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judgments: Qrels
-                    ) -> tuple[Qrels, dict[str, Any], pd.DataFrame]:
-    """Cross-validated calibrated labels for every passage of the sources, the report, per-passage table."""
-    problems = Problems()
-    levels = list(cfg.levels)
-    index = {k: i for i, k in enumerate(features.keys)}
-    judged_rows, answers = [], []
-    for q, docs in sorted(judgments.items()):
-        for d, rel in sorted(docs.items()):
-            if (q, d) not in index:
-                continue
-            if rel not in levels:
-                problems.add(cfg.judgments, None, f"query {q} passage {d}: level {rel} is not one of the levels "
-                             f"{levels}", "set calibrated_qrels.levels to the levels the judgments use")
-                continue
-            judged_rows.append(index[(q, d)])
-            answers.append(levels.index(rel))
-    if not judged_rows and not problems:
-        problems.add(cfg.judgments, None, "no judged passage appears in the sources",
-                     "give judgments for the same query and passage ids as the sources")
-    problems.raise_if_any()
-    judged_rows_a = np.array(judged_rows)
-    answers_a = np.array(answers)
-    rel_mask = np.asarray(levels) >= cfg.relevant_level
-    truth = rel_mask[answers_a].astype(int)
-    judged = _dataset(features, judged_rows_a, answers_a, levels)
-    all_queries = np.array([q for q, _ in features.keys], dtype=object)
-    fold_of_query = dict(zip(judged.groups.tolist(), group_folds(judged.groups, cfg.folds, cfg.seed).tolist(),
-                             strict=True))
-    # queries without judgments (if any) are spread over the folds by the same seeded rule
-    extra = sorted(set(all_queries.tolist()) - set(fold_of_query))
-    for i, q in enumerate(extra):
-        fold_of_query[q] = i % cfg.folds
-    row_fold = np.array([fold_of_query[q] for q in all_queries])
-    judged_fold = row_fold[judged_rows_a]
-    probs_all = np.zeros((len(features.keys), len(levels)))
-    labels_all = np.zeros(len(features.keys), dtype=int)
-    per_fold = []
-    for f in range(cfg.folds):
-        tr, te = np.flatnonzero(judged_fold != f), np.flatnonzero(judged_fold == f)
-        if len(te) == 0:
+def _check_against(sources: list[SourceData], encodings: list[SourceEncoding], keys: list[Key],
+                   problems: Problems) -> None:
+    """A new collection's sources against a model's encodings: same names, labels the model saw, same features."""
+    have = {s.name: s for s in sources}
+    for enc in encodings:
+        src = have.get(enc.name)
+        if src is None:
+            problems.add("sources", None, f"the model needs source {enc.name!r}, which none of the given files has "
+                         f"(given: {', '.join(sorted(have)) or 'none'})",
+                         f"add the {enc.name} output of the new collection (a qrels file named {enc.name}.qrel or a "
+                         f"grades table with grader {enc.name})")
             continue
-        model = fit(judged.subset(tr), cfg.network, cfg.seed * 100 + f)
-        p_train = model.predict_proba(judged.subset(tr))[:, 0, :len(levels)]
-        tau, train_kappa = _best_threshold(p_train[:, rel_mask].sum(axis=1), truth[tr])
-        rows = np.flatnonzero(row_fold == f)
-        everything = _dataset(features, rows, np.full(len(rows), MISSING), levels)
-        probs = model.predict_proba(everything)[:, 0, :len(levels)]
-        probs_all[rows] = probs
-        labels_all[rows] = _label(probs, levels, cfg, tau)
-        test_keys = [features.keys[judged_rows_a[i]] for i in te]
-        p_test = probs_all[judged_rows_a[te]][:, rel_mask].sum(axis=1)
-        calibrated = (p_test >= tau).astype(int)
-        train_keys = [features.keys[judged_rows_a[i]] for i in tr]
-        src, t_src, _ = _single_best(features.labels, train_keys, truth[tr])
-        src_vals = np.array([features.labels[src].get(k, 0) for k in test_keys])
-        oracle = _single_best(features.labels, test_keys, truth[te])
-        per_fold.append({
-            "fold": f, "queries": len({k[0] for k in test_keys}), "judged": len(te), "passages": len(rows),
-            "tau": tau, "train_kappa": train_kappa,
-            "kappa": cohen_kappa(calibrated.tolist(), truth[te].tolist(), labels=[0, 1]),
-            "single_source": src, "single_threshold": t_src,
-            "single_kappa": cohen_kappa((src_vals >= t_src).astype(int).tolist(), truth[te].tolist(), labels=[0, 1]),
-            "oracle_single": {"source": oracle[0], "threshold": oracle[1], "kappa": oracle[2]},
-        })
-        logger.info("fold %d: calibrated kappa %.4f (tau %.3f) vs %s >= %d: %.4f", f, per_fold[-1]["kappa"], tau, src,
-                    t_src, per_fold[-1]["single_kappa"])
-    # pooled over folds: every judged passage's decision came from its own fold's model and threshold
-    taus = {pf["fold"]: pf["tau"] for pf in per_fold}
-    p_rel_judged = probs_all[judged_rows_a][:, rel_mask].sum(axis=1)
-    decision = np.array([p >= taus[f] for p, f in zip(p_rel_judged, judged_fold, strict=True)]).astype(int)
-    judged_keys = [features.keys[i] for i in judged_rows_a]
-    best_single = _single_best(features.labels, judged_keys, truth)
-    single_cv = np.zeros(len(judged_rows_a), dtype=int)
-    for pf in per_fold:
-        te = judged_fold == pf["fold"]
-        vals = np.array([features.labels[pf["single_source"]].get(k, 0) for k, m in zip(judged_keys, te, strict=True)
-                         if m])
-        single_cv[te] = (vals >= pf["single_threshold"]).astype(int)
-    graded = labels_all[judged_rows_a]
-    report = {
-        "sources": sorted(features.labels), "features": len(features.names), "passages": len(features.keys),
-        "judged": len(judged_rows_a), "queries": len(set(all_queries.tolist())), "relevant_level": cfg.relevant_level,
-        "levels": levels, "folds": cfg.folds, "seed": cfg.seed, "output": cfg.output,
-        "network": cfg.network.model_dump(),
-        "overall": {
-            "kappa": cohen_kappa(decision.tolist(), truth.tolist(), labels=[0, 1]),
-            "single_cv_kappa": cohen_kappa(single_cv.tolist(), truth.tolist(), labels=[0, 1]),
-            "best_single": {"source": best_single[0], "threshold": best_single[1], "kappa": best_single[2]},
-            "graded_kappa_linear": cohen_kappa(graded.tolist(), [levels[a] for a in answers_a], weights="linear")
-            if cfg.output != "probability" else None,
-        },
-        "per_fold": per_fold,
-    }
-    qrels: Qrels = {}
-    for (q, d), lab in zip(features.keys, labels_all.tolist(), strict=True):
-        qrels.setdefault(q, {})[d] = int(lab)
-    table = pd.DataFrame({"query_id": [q for q, _ in features.keys], "passage_id": [d for _, d in features.keys],
-                          "fold": row_fold, "label": labels_all,
-                          **{f"p_level_{v}": probs_all[:, i] for i, v in enumerate(levels)}})
-    table["p_relevant"] = probs_all[:, rel_mask].sum(axis=1)
-    table["judgment"] = [judgments.get(q, {}).get(d) for q, d in features.keys]
-    table["judgment"] = table["judgment"].astype("Int64")
-    return qrels, report, table
+        unseen = sorted(set(src.labels.values()) - set(enc.levels))
+        if unseen:
+            problems.add(src.path, None, f"source {enc.name!r} has label(s) {', '.join(map(str, unseen))} the model "
+                         f"never saw (training labels: {', '.join(map(str, enc.levels))})",
+                         "give the same grader's output on the same scale, or refit the model with these labels")
+        if tuple(src.extra_names) != enc.extra:
+            problems.add(src.path, None, f"source {enc.name!r} has features {', '.join(src.extra_names) or 'none'}, "
+                         f"the model was fitted with {', '.join(enc.extra) or 'none'}",
+                         "grade the new collection with the same grader settings (scoring, bank)")
+        lacking = sum(1 for k in keys if k not in src.labels)
+        if lacking and not enc.missing:
+            problems.add(src.path, None, f"source {enc.name!r} lacks {lacking} of the {len(keys)} passages, and "
+                         "every training passage had it", "give every passage a label from every source")
 
 
-def markdown_report(report: dict[str, Any]) -> str:
-    """Per-fold and overall kappa of the calibrated labels against the best single source."""
-    o = report["overall"]
-    b = o["best_single"]
-    lines = [f"## Calibrated qrels: Cohen's kappa against the judgments (level >= {report['relevant_level']})", "",
-             f"{report['judged']} judged of {report['passages']} passages, {report['queries']} queries, "
-             f"{len(report['sources'])} sources, {report['folds']} folds grouped by query (seed {report['seed']}).", "",
-             "| fold | queries | judged | calibrated kappa | tau | best single source (chosen on training folds) "
-             "| its kappa | best single on this fold (oracle) |", "|---|---|---|---|---|---|---|---|"]
-    for pf in report["per_fold"]:
-        o_ = pf["oracle_single"]
-        lines.append(f"| {pf['fold']} | {pf['queries']} | {pf['judged']} | {pf['kappa']:.4f} | {pf['tau']:.3f} | "
-                     f"{pf['single_source']} >= {pf['single_threshold']} | {pf['single_kappa']:.4f} | "
-                     f"{o_['source']} >= {o_['threshold']}: {o_['kappa']:.4f} |")
-    lines += ["", f"Overall (pooled held-out decisions): calibrated kappa **{o['kappa']:.4f}**; single source chosen "
-              f"per fold {o['single_cv_kappa']:.4f}; best single source at its best threshold on all judged "
-              f"passages {b['source']} >= {b['threshold']}: {b['kappa']:.4f}.", ""]
-    return "\n".join(lines)
+def encode(sources: list[SourceData], mode: Encoding, encodings: list[SourceEncoding] | None = None
+           ) -> RelevanceFeatures:
+    """The feature matrix of every (query, passage) of ``sources``.
+
+    Without ``encodings`` (fitting) each source's encoding is taken from its data; with them (applying a model)
+    the sources are matched by name, every encoding's source must be there (an extra source is ignored with a
+    warning) and its labels must be ones the model saw.
+    """
+    if encodings is not None:
+        wanted = {e.name for e in encodings}
+        extra = sorted(s.name for s in sources if s.name not in wanted)
+        if extra:
+            logger.warning("ignoring source(s) %s: the model was not fitted with them", ", ".join(extra))
+        sources = [s for s in sources if s.name in wanted]
+    keys = sorted({k for s in sources for k in s.labels})
+    problems = Problems()
+    if encodings is None:
+        encodings = [_training_encoding(s, keys) for s in sources]
+    else:
+        _check_against(sources, encodings, keys, problems)
+        if not keys and not problems:
+            problems.add("sources", None, "the sources label no passage", "give the new collection's graders' outputs")
+    problems.raise_if_any()
+    by_name = {s.name: s for s in sources}
+    blocks = [_columns(by_name[e.name], e, keys, mode) for e in encodings]
+    names = [c for e in encodings for c in e.columns(mode)]
+    matrix = np.concatenate(blocks, axis=1) if blocks else np.zeros((len(keys), 0), np.float32)
+    return RelevanceFeatures(keys, matrix, names, {e.name: by_name[e.name].labels for e in encodings},
+                             list(encodings), mode)
 
 
-def run_calibrate_qrels(cfg: CalibratedQrelsConfig, out_qrels: str | Path, out_json: str | Path,
-                        out_md: str | Path | None = None, out_table: str | Path | None = None) -> dict[str, Any]:
-    """Read the sources and judgments, calibrate, write the qrels, the report (JSON, Markdown) and the table."""
-    from autograde.ids import file_sha256
-    from autograde.io.text import atomic_write_text
-    from autograde.rubric.report import write_json
-    from autograde.tables import write_table
-
-    features = features_from_sources(cfg.sources, cfg)
-    judgments = read_qrels(cfg.judgments)
-    qrels, report, table = calibrate_qrels(cfg, features, judgments)
-    report["inputs"] = {str(p): file_sha256(str(p)) for p in [*cfg.sources, cfg.judgments]}
-    write_qrels(out_qrels, qrels)
-    write_json(out_json, report)
-    if out_md:
-        atomic_write_text(out_md, markdown_report(report))
-    if out_table:
-        write_table(out_table, table, ["query_id", "passage_id"], {"report": "calibrated_qrels"})
-    logger.info("wrote %s (%d passages; overall kappa %.4f vs best single %.4f)", out_qrels, len(table),
-                report["overall"]["kappa"], report["overall"]["best_single"]["kappa"])
-    return report
+def features_from_sources(sources: Iterable[str], cfg: Any, encodings: list[SourceEncoding] | None = None
+                          ) -> RelevanceFeatures:
+    """Read the source files of ``cfg`` (``features``, ``count_threshold``) and encode them."""
+    return encode(read_sources(sources, cfg.count_threshold), cfg.features, encodings)

@@ -240,16 +240,32 @@ def calibrated_qrels_variant(cfg: Any) -> str:
     return f"{cfg.output}-{calibrated_qrels_level(cfg)}"
 
 
+def _model_relevant_level(model: str) -> int:
+    """The relevant level a model folder was fitted with (read from its header, version checked)."""
+    from autograde.rubric.qrels_model import read_header
+
+    return int(read_header(Path(model))["relevant_level"])
+
+
 def calibrated_qrels_level(cfg: Any) -> int:
-    """trec_eval relevance level (-l) of the calibrated labels: the relevant level, 50 for probabilities."""
-    return 50 if cfg.output == "probability" else int(cfg.relevant_level)
+    """trec_eval relevance level (-l) of the calibrated labels: the relevant level (the model's when applying a
+    model), 50 for probabilities."""
+    if cfg.output == "probability":
+        return 50
+    return _model_relevant_level(cfg.model) if cfg.model else int(cfg.relevant_level)
 
 
 def calibrated_qrels_files(results: str | Path, cfg: Any) -> dict[str, str]:
-    """Output paths of the calibrated-qrels rule: the qrels sit beside the other qrels variants."""
-    r = f"{results}/calibrated_qrels"
-    return {"qrels": f"{results}/qrels/calibrated/{calibrated_qrels_variant(cfg)}.qrels", "report": f"{r}/report.json",
-            "report_md": f"{r}/report.md", "table": f"{r}/passages.parquet"}
+    """Output paths of the calibrated-qrels rules: the qrels sit beside the other qrels variants; a training spec
+    also fits a model folder on all judgments (for other collections: ``calibrated_qrels.model``)."""
+    from autograde.layout import Layout
+
+    lay = Layout.of(results)
+    files = {"qrels": lay.qrels("calibrated", calibrated_qrels_variant(cfg)), "report": lay.calibrated("report.json"),
+             "report_md": lay.calibrated("report.md"), "table": lay.calibrated("passages.parquet")}
+    if not cfg.model:
+        files["model"] = lay.calibrated_model
+    return files
 
 
 def rubric_targets(config: Any) -> list[str]:
@@ -284,5 +300,11 @@ def rubric_predict_input(cfg: RubricConfig) -> Any:
 
 
 def calibrated_inputs(cfg: Any) -> dict[str, Any]:
-    """The input files of rubric_calibrate_qrels: the graders' outputs and the judgments."""
-    return {"sources": list(cfg.sources), "judgments": cfg.judgments}
+    """The input files of the calibrated-qrels rules: the graders' outputs, the judgments (when given) and, when
+    applying, the model folder."""
+    inputs: dict[str, Any] = {"sources": list(cfg.sources)}
+    if cfg.judgments:
+        inputs["judgments"] = cfg.judgments
+    if cfg.model:
+        inputs["model"] = cfg.model
+    return inputs

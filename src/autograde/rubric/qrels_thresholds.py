@@ -1,0 +1,83 @@
+"""Per-level thresholds of calibrated relevance labels, and the binary Cohen's kappa they are tuned for.
+
+A passage's label is the highest level L with P(level >= L) >= tau_L (the lowest level when none passes).
+The thresholds are tuned from the top level down on held-out predictions of the training collection: tau_L
+maximises Cohen's kappa of the decision "label >= L" against "judged level >= L", where the passages already
+labelled above L count as positive; so every tau_L is tuned for the labels exactly as they are exported.
+
+>>> probs = np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7], [0.8, 0.2, 0.0]])
+>>> taus = tune_thresholds(probs, np.array([0, 1, 2, 0]))
+>>> threshold_labels(probs, taus).tolist()
+[0, 1, 2, 0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["binary_kappa", "best_threshold", "threshold_labels", "tune_thresholds"]
+
+
+def binary_kappa(decision: np.ndarray, truth: np.ndarray) -> float:
+    """Cohen's kappa of two 0/1 labelings (NaN when chance agreement is total)."""
+    return float(_kappa(np.array([np.sum(decision & truth)]), np.array([np.sum(decision)]), int(truth.sum()),
+                        len(truth))[0])
+
+
+def _kappa(tp: np.ndarray, pos: np.ndarray, relevant: int, n: int) -> np.ndarray:
+    """Binary kappa for many decisions at once from their true-positive and positive counts."""
+    fp, fn = pos - tp, relevant - tp
+    tn = n - tp - fp - fn
+    po = (tp + tn) / n
+    pe = (pos * relevant + (n - pos) * (n - relevant)) / float(n) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pe < 1.0, (po - pe) / (1.0 - pe), np.nan)
+
+
+def best_threshold(score: np.ndarray, truth: np.ndarray, forced: np.ndarray | None = None,
+                   candidates: int = 201) -> tuple[float, float]:
+    """(tau, kappa) maximising kappa of ``forced | (score >= tau)`` against ``truth`` (0/1 arrays).
+
+    Candidates: ``candidates`` quantiles of the scores of the rows not forced; ties keep the lowest tau.
+    """
+    truth = truth.astype(bool)
+    forced = np.zeros(len(score), dtype=bool) if forced is None else forced.astype(bool)
+    free = ~forced
+    s, t = score[free], truth[free]
+    if len(s) == 0:
+        return 1.0, binary_kappa(forced, truth)
+    taus = np.unique(np.round(np.quantile(s, np.linspace(0.0, 1.0, candidates)), 9))
+    order = np.argsort(s, kind="stable")
+    s_sorted, t_sorted = s[order], t[order]
+    start = np.searchsorted(s_sorted, taus, side="left")  # rows >= tau are start..end
+    tp_after = np.concatenate([np.cumsum(t_sorted[::-1])[::-1], [0]])
+    pos = (len(s) - start) + int(forced.sum())
+    tp = tp_after[start] + int((forced & truth).sum())
+    kappas = _kappa(tp, pos, int(truth.sum()), len(truth))
+    if np.all(np.isnan(kappas)):
+        return float(taus[0]), float("nan")
+    best = int(np.nanargmax(kappas))
+    return float(taus[best]), float(kappas[best])
+
+
+def tune_thresholds(probs: np.ndarray, answers: np.ndarray) -> tuple[float, ...]:
+    """tau_L for every level index L >= 1 of ``probs`` (rows x levels), tuned top-down (module doc)."""
+    n_levels = probs.shape[1]
+    tail = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]  # P(level >= L)
+    labels = np.zeros(len(probs), dtype=int)
+    taus = [1.0] * (n_levels - 1)
+    for level in range(n_levels - 1, 0, -1):
+        forced = labels >= level
+        tau, _ = best_threshold(tail[:, level], answers >= level, forced)
+        taus[level - 1] = tau
+        labels = np.where(~forced & (tail[:, level] >= tau), level, labels)
+    return tuple(taus)
+
+
+def threshold_labels(probs: np.ndarray, thresholds: tuple[float, ...] | list[float]) -> np.ndarray:
+    """Level index per row: the highest L with P(level >= L) >= thresholds[L - 1] (0 when none)."""
+    tail = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]
+    labels = np.zeros(len(probs), dtype=int)
+    for level in range(1, probs.shape[1]):
+        labels = np.where(tail[:, level] >= thresholds[level - 1], level, labels)
+    return labels

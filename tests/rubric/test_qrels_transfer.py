@@ -1,0 +1,164 @@
+"""Calibrated qrels as a saved model: ``calibrate-qrels fit`` writes a folder, ``apply`` labels another collection
+in a fresh process with the same labels as the fitting process; bad model folders and mismatched sources are
+clear errors (exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import shared_data
+
+from autograde.cli import main
+from autograde.io.trec import read_qrels, write_qrels
+from autograde.rubric.config import CalibratedQrelsConfig
+from autograde.rubric.qrels_cv import cross_validate_qrels, query_folds
+from autograde.rubric.qrels_fit import fit_calibrated
+from autograde.rubric.qrels_model import load_model
+from autograde.rubric.relevance import features_from_sources
+
+from .test_relevance import FAST, _tiny
+
+
+def _cli(*args: object) -> subprocess.CompletedProcess[str]:
+    """``autograde`` in a fresh process with one thread."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "autograde.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+def _labels(path: Path) -> dict[tuple[str, str], int]:
+    return {(q, d): v for q, docs in read_qrels(path).items() for d, v in docs.items()}
+
+
+def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path) -> None:
+    """Network and regression alike: applying the saved model to the training sources reproduces the labels the
+    fitting process gave them, bit for bit; the model folder says what it was fitted on."""
+    f = _tiny(tmp_path / "data")
+    for estimator in ("network", "ordinal_logistic"):
+        cfg = tmp_path / f"{estimator}.yaml"
+        import yaml
+
+        cfg.write_text(yaml.safe_dump({"calibrated_qrels": {"judgments": str(f["judgments"]), **FAST,
+                                                            "estimators": [estimator]}}))
+        model, fitted = tmp_path / f"model-{estimator}", tmp_path / f"fitted-{estimator}.qrels"
+        sources = ["--source", str(f["close"]), "--source", str(f["binary"]), "--source", str(f["random"])]
+        assert main(["rubric", "calibrate-qrels", "fit", "--config", str(cfg), *sources, "--model", str(model),
+                     "--qrels", str(fitted), "--threads", "1"]) == 0
+        applied = tmp_path / f"applied-{estimator}.qrels"
+        run = _cli("rubric", "calibrate-qrels", "apply", "--model", model, *sources, "--out", applied,
+                   "--report", tmp_path / "apply.json", "--threads", "1", "--quiet")
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert _labels(applied) == _labels(fitted) and len(_labels(applied)) == 96
+        doc = json.loads((model / "model.json").read_text())
+        assert doc["format_version"] == 1 and [s["name"] for s in doc["sources"]] == ["close", "binary", "random"]
+        assert doc["sources"][0]["levels"] == [0, 1, 2, 3] and len(doc["thresholds"]) == 3
+        assert doc["training"]["judged"] == 88 and len(doc["training"]["digest"]) == 64
+        assert doc["estimator"]["kind"] == estimator and doc["seed"] == 0
+        assert (model / "network.pt").exists() == (estimator == "network")
+
+
+def test_bad_model_and_sources_are_clear_errors(tmp_path: Path) -> None:
+    f = _tiny(tmp_path / "data")
+    model = tmp_path / "model"
+    sources = ["--source", str(f["close"]), "--source", str(f["binary"])]
+    assert main(["rubric", "calibrate-qrels", "fit", *sources, "--judgments", str(f["judgments"]),
+                 "--estimator", "logistic", "--model", str(model)]) == 0
+    out = ["--out", str(tmp_path / "o.qrels"), "--report", str(tmp_path / "o.json"), "--quiet"]
+
+    def apply(*args: str) -> subprocess.CompletedProcess[str]:
+        run = _cli("rubric", "calibrate-qrels", "apply", *args, *out)
+        assert "Traceback" not in run.stderr
+        return run
+
+    missing = apply("--model", str(model), "--source", str(f["close"]))  # 'binary' is missing
+    assert missing.returncode == 2 and "the model needs source 'binary'" in missing.stderr
+    extra = apply("--model", str(model), *sources, "--source", str(f["random"]))
+    assert extra.returncode == 0 and "ignoring source(s) random" in extra.stderr
+    shifted = tmp_path / "new" / "binary.qrel"  # the same name, labels on another scale
+    shifted.parent.mkdir()
+    shifted.write_text("".join(f"q0 0 d{i} {i % 5}\n" for i in range(10)))
+    scale = apply("--model", str(model), "--source", str(f["close"]), "--source", str(shifted))
+    assert scale.returncode == 2 and "label(s) 2, 3, 4 the model never saw" in scale.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for name in ("close", "binary"):
+        (empty / f"{name}.qrel").write_text("")
+    no_rows = apply("--model", str(model), "--source", str(empty / "close.qrel"), "--source",
+                    str(empty / "binary.qrel"))
+    assert no_rows.returncode == 2 and "the sources label no passage" in no_rows.stderr
+    header = json.loads((model / "model.json").read_text())
+    (model / "model.json").write_text(json.dumps({**header, "format_version": 99}))
+    old = apply("--model", str(model), *sources)
+    assert old.returncode == 2 and "model format version 99; this autograde reads version 1" in old.stderr
+    nothing = apply("--model", str(tmp_path), *sources)
+    assert nothing.returncode == 2 and "not a calibrated-qrels model folder" in nothing.stderr
+
+
+def test_model_and_training_settings_do_not_mix() -> None:
+    with pytest.raises(ValueError, match="remove estimators, levels"):
+        CalibratedQrelsConfig.model_validate({"model": "m", "sources": ["a.qrel"], "levels": [0, 1],
+                                              "estimators": ["logistic"]})
+    cfg = CalibratedQrelsConfig.model_validate({"model": "m", "sources": ["a.qrel"]})
+    assert cfg.judgments == "" and cfg.model == "m"
+
+
+@pytest.mark.slow
+def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: Path) -> None:
+    """Acceptance: DL20, 5 folds grouped by query; for every fold, ``fit`` on the other four folds' judgments and
+    ``apply`` (a fresh process) to the held-out queries' sources give exactly the cross-validation's labels."""
+    sources = sorted(glob.glob(str(shared_data("dl20", "autograded-qrels") / "*.qrel")))
+    judgments_path = shared_data("dl20", "qrels.dl20-passage.txt")
+    settings = {"folds": 5, "seed": 0, "estimators": ["logistic", "ordinal_logistic"], "logistic_c": [0.1, 1.0]}
+    cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(judgments_path), **settings})
+    features = features_from_sources(sources, cfg)
+    judgments = read_qrels(judgments_path)
+    qrels, report, _ = cross_validate_qrels(cfg, features, judgments)
+    fold_of = query_folds(features, judgments, 5, 0)
+    source_args = [a for s in sources for a in ("--source", s)]
+    cfg_file = tmp_path / "c.yaml"
+    cfg_file.write_text(json.dumps({"calibrated_qrels": {"logistic_c": [0.1, 1.0]}}))
+    for f in range(5):
+        train = tmp_path / f"train-{f}.qrels"
+        write_qrels(train, {q: d for q, d in judgments.items() if fold_of[q] != f})
+        held_out = tmp_path / f"held-out-{f}"  # the fifth fold's queries only: a collection the model never saw
+        held_out.mkdir()
+        for s in sources:
+            write_qrels(held_out / Path(s).name, {q: d for q, d in read_qrels(s).items() if fold_of[q] == f})
+        model = tmp_path / f"model-{f}"
+        opts = ["--config", str(cfg_file), *source_args, "--judgments", str(train), "--estimator", "logistic",
+                "--estimator", "ordinal_logistic", "--model", str(model), "--threads", "1"]
+        run = _cli("rubric", "calibrate-qrels", "fit", *opts)
+        assert run.returncode == 0, run.stderr[-2000:]
+        out = tmp_path / f"applied-{f}.qrels"
+        new_sources = [a for s in sources for a in ("--source", str(held_out / Path(s).name))]
+        run = _cli("rubric", "calibrate-qrels", "apply", "--model", model, *new_sources, "--out", out,
+                   "--report", tmp_path / f"applied-{f}.json", "--judgments", judgments_path, "--quiet")
+        assert run.returncode == 0, run.stderr[-2000:]
+        expected = {(q, d): v for q, docs in qrels.items() if fold_of[q] == f for d, v in docs.items()}
+        assert _labels(out) == expected
+        applied = json.loads((tmp_path / f"applied-{f}.json").read_text())
+        assert applied["kappa"] == pytest.approx(report["per_fold"][f]["kappa"], abs=1e-12)
+    assert load_model(tmp_path / "model-0").estimator.name.startswith(("logistic", "ordinal_logistic"))
+
+
+def test_in_process_fit_is_the_fold_model(tmp_path: Path) -> None:
+    """The cross-validation's fold model is exactly what ``fit_calibrated`` returns on the other folds' judgments."""
+    f = _tiny(tmp_path)
+    cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f["close"]), str(f["binary"])],
+                                                "judgments": str(f["judgments"]), "folds": 4, **FAST,
+                                                "estimators": ["logistic"]})
+    features = features_from_sources(cfg.sources, cfg)
+    judgments = read_qrels(f["judgments"])
+    qrels, _, table = cross_validate_qrels(cfg, features, judgments)
+    fold_of = query_folds(features, judgments, 4, 0)
+    model = fit_calibrated(cfg, features, {q: d for q, d in judgments.items() if fold_of[q] != 0}).model
+    rows = np.array([fold_of[q] == 0 for q, _ in features.keys])
+    labels = model.labels(model.predict_proba(features.matrix[rows]))
+    assert labels.tolist() == table.loc[rows, "label"].tolist()
