@@ -85,10 +85,30 @@ def test_answer_outside_option_range(tmp_path: Path, tiny_rubric: Rubric) -> Non
     assert "(fix: fix the answer, or the options of Q1 in the rubric)" in msg
 
 
-def test_na_where_not_allowed(tmp_path: Path, tiny_rubric: Rubric) -> None:
+def test_na_where_not_allowed_is_masked_with_one_warning_per_question(
+        tmp_path: Path, tiny_rubric: Rubric, caplog: pytest.LogCaptureFixture) -> None:
+    """The released real-dialogue file answers 0 ('no answer') in a column whose question does not allow NA:
+    the file loads, that question is masked in those annotations only, and the warning says how many and why."""
+    human = _write(tmp_path / "human.tsv", HUMAN_HEADER + "r1\ta\t1\t2\t0\tj1\nr1\tb\t1\t3\t0\tj1\n"
+                   "r1\tc\t1\t0\t2\tj1\n")  # Q0 = 0 twice (na: false); Q1 = 0 once (na: true)
+    with caplog.at_level("WARNING", logger="autograde"):
+        out = read_synthetic_human(human, tiny_rubric)
+    assert [a.answers for a in out.annotations] == [(MISSING, 1), (MISSING, 2), (1, MISSING)]  # Q1 still counts
+    assert out.masked == {"Q0": 2}
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "masked 2 NA answer(s) to Q0, which does not allow NA" in warnings[0]
+    assert "set 'na: true' for Q0" in warnings[0] and "strict: true" in warnings[0]
+    llm = _llm(tmp_path, *(f"{t}\tQ{q}\t1\t0.25\t0.25\t0.25\t{0.25 * (q == 0)}" for t in "abc" for q in (0, 1)))
+    data = build_dataset(tiny_rubric, read_synthetic_llm(llm, tiny_rubric), out)
+    assert any("masked 2 NA answer(s) to Q0" in n for n in data.notes)  # every output repeats it
+
+
+def test_na_where_not_allowed_strict(tmp_path: Path) -> None:
+    strict = Rubric.model_validate({"main": "Q0", "strict": True, "questions": [
+        {"id": "Q0", "options": [1, 2, 3, 4]}, {"id": "Q1", "options": [1, 2, 3], "na": True}]})
     human = _write(tmp_path / "human.tsv", HUMAN_HEADER + "r1\ta\t1\t2\t0\tj1\n")  # Q0 = 0 (NA), na: false
     with pytest.raises(InputError) as exc:
-        read_synthetic_human(human, tiny_rubric)
+        read_synthetic_human(human, strict)
     msg = _one_problem(exc)
     assert msg.startswith(f"{human}:2: text 'a' judge 'j1': NA answer to Q0, which does not allow NA")
     assert "set 'na: true' for Q0" in msg

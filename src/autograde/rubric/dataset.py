@@ -115,6 +115,7 @@ def build_dataset(rubric: Rubric, llm: LlmAnswers, human: HumanAnswers, notes: t
         extra.append(f"dropped {no_answer} annotation(s) without any answer")
     if human.screened_out:
         extra.append(f"screened out {human.screened_out} annotation(s) (screening column != 1)")
+    extra += [n for n in human.notes if n not in extra]
     for note in extra:
         logger.info("%s", note)
     n = len(keep)

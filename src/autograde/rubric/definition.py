@@ -22,7 +22,8 @@ YAML (see ``config/rubric/dialogue.yaml``)::
 ``options`` maps each answer value (a number: the expected score is the probability-weighted mean of the
 values) to its text, or is a plain list of values. ``na: true`` lets judges answer "not applicable", which
 is masked out of training and evaluation like a missing answer; an NA answer to a question without
-``na: true`` is an input error. ``inputs`` (default: every question) lists the questions whose LLM
+``na: true`` (the released real-dialogue file answers 0 in such a column) is masked for that question with one
+warning per question, or refused as an input error with ``strict: true``. ``inputs`` (default: every question) lists the questions whose LLM
 answer distributions are the network's input features.
 """
 
@@ -85,6 +86,8 @@ class Rubric(BaseModel):
     questions: list[Question] = Field(min_length=1, description="the questions, in feature order")
     inputs: list[str] | None = Field(default=None, description="questions whose LLM distributions are input "
                                      "features (default: all)")
+    strict: bool = Field(default=False, description="an NA answer to a question without 'na: true' is an error "
+                         "(default: it is masked for that question, with one warning per question)")
 
     @model_validator(mode="after")
     def _consistent(self) -> Rubric:

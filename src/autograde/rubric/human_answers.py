@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograde.errors import InvalidValueError, Problems
+from autograde.log import logger
 from autograde.rubric.definition import Question, Rubric
 from autograde.rubric.tables import (
     MISSING,
@@ -25,16 +26,24 @@ from autograde.rubric.tables import (
 
 
 def _answer_index(raw: Any, q: Question, na_tokens: tuple[str, ...], path: str | Path, line: int | None,
-                  problems: Problems, text_id: str, judge: str) -> int | None:
-    """Option index of one human answer; MISSING for missing / NA; None (+ a problem) when invalid."""
+                  problems: Problems, text_id: str, judge: str, out: HumanAnswers, strict: bool) -> int | None:
+    """Option index of one human answer; MISSING for missing / NA; None (+ a problem) when invalid.
+
+    An NA answer ("no answer", 0 in the released format) to a question that does not allow NA is masked for that
+    question and counted in ``out.masked`` (one warning per question, :func:`warn_masked`); with ``strict`` it is
+    a problem.
+    """
     if _is_missing(raw):
         return MISSING
     if isinstance(raw, str) and raw.strip().upper() in na_tokens or (not isinstance(raw, str) and
                                                                      str(raw) in na_tokens):
         if not q.na:
+            if not strict:
+                out.masked[q.id] = out.masked.get(q.id, 0) + 1
+                return MISSING
             problems.add(path, line, f"text {text_id!r} judge {judge!r}: NA answer to {q.id}, which does not allow NA",
                          f"set 'na: true' for {q.id} in the rubric, or give an answer "
-                         f"({', '.join(f'{v:g}' for v in q.values)})")
+                         f"({', '.join(f'{v:g}' for v in q.values)}), or drop 'strict: true' to mask such answers")
             return None
         return MISSING
     x = _number(raw)
@@ -79,17 +88,28 @@ def read_synthetic_human(path: str | Path, rubric: Rubric, problems: Problems | 
             out.screened_out += 1
             continue
         text_id, judge = str(row["text_id"]), str(row["annotator_id"])
-        answers = [_answer_index(row[q.id], q, ("0", "0.0", "NA"), path, n, problems, text_id, judge)
-                   for q in rubric.questions]
+        answers = [_answer_index(row[q.id], q, ("0", "0.0", "NA"), path, n, problems, text_id, judge, out,
+                                 rubric.strict) for q in rubric.questions]
         if any(a is None for a in answers):
             continue
         session = str(row.get("round", ""))
         out.annotations.append(Annotation(text_id, judge, tuple(int(a) for a in answers), str(path), n,  # type: ignore[arg-type]
                                           session))
     _check_duplicates(out, problems)
+    warn_masked(out, path)
     if own:
         problems.raise_if_any()
     return out
+
+
+def warn_masked(out: HumanAnswers, path: str | Path) -> None:
+    """One warning per question whose NA answers were masked although the rubric does not allow NA there."""
+    for qid, count in sorted(out.masked.items()):
+        note = (f"{path}: masked {count} NA answer(s) to {qid}, which does not allow NA (only {qid} is masked in "
+                f"those annotations; fix: set 'na: true' for {qid} in the rubric if 'no answer' is valid there, or "
+                "correct the answers; 'strict: true' in the rubric refuses such files)")
+        out.notes.append(note)
+        logger.warning("%s", note)
 
 
 def read_human_table(path: str | Path, rubric: Rubric, problems: Problems | None = None) -> HumanAnswers:
@@ -110,7 +130,8 @@ def read_human_table(path: str | Path, rubric: Rubric, problems: Problems | None
         if not rubric.has(qid):
             _unknown_question(path, n, qid, rubric, problems)
             continue
-        a = _answer_index(row["answer"], rubric.question(qid), ("NA", "N/A"), path, n, problems, text_id, judge)
+        a = _answer_index(row["answer"], rubric.question(qid), ("NA", "N/A"), path, n, problems, text_id, judge, out,
+                          rubric.strict)
         if a is None:
             continue
         key = (text_id, judge)
@@ -124,6 +145,7 @@ def read_human_table(path: str | Path, rubric: Rubric, problems: Problems | None
         answers = tuple(per_q.get(qid, MISSING) for qid in rubric.ids)
         out.annotations.append(Annotation(key[0], key[1], answers, str(path), first[key]))
     _check_duplicates(out, problems)
+    warn_masked(out, path)
     if own:
         problems.raise_if_any()
     return out

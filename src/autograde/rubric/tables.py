@@ -75,6 +75,10 @@ class HumanAnswers:
     annotations: list[Annotation] = field(default_factory=list)
     screened_out: int = 0
     """(text, judge) rows dropped by a screening column (synthetic format: DQQ0 != 1)."""
+    masked: dict[str, int] = field(default_factory=dict)
+    """question -> NA answers masked although the rubric does not allow NA there (not strict)."""
+    notes: list[str] = field(default_factory=list)
+    """Sentences every output built from these answers repeats (the masked answers)."""
 
 
 # ---------------------------------------------------------------------------------------------- rows
