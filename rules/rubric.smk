@@ -45,6 +45,7 @@ if RUBRIC is not None:
         output:
             report=RUBRIC_FILES["evaluation"],
             md=RUBRIC_FILES["evaluation_md"],
+            tex=RUBRIC_FILES["evaluation_tex"],
             predictions=RUBRIC_FILES["cv_predictions"],
             svg=RUBRIC_FILES["reliability"],
         log:
@@ -58,6 +59,27 @@ if RUBRIC is not None:
             rubric=RUBRIC.model_dump(),
         script:
             "../scripts/rubric_evaluate.py"
+
+    if RUBRIC.test is not None:
+
+        rule rubric_transfer:
+            input:
+                **rubric_inputs(RUBRIC, with_test=True),
+            output:
+                report=RUBRIC_FILES["transfer"],
+                md=RUBRIC_FILES["transfer_md"],
+                tex=RUBRIC_FILES["transfer_tex"],
+            log:
+                "logs/rubric/transfer.log",
+            benchmark:
+                "logs/benchmarks/rubric/transfer.tsv"
+            conda:
+                "../envs/hf.yaml"
+            threads: 1
+            params:
+                rubric=RUBRIC.model_dump(),
+            script:
+                "../scripts/rubric_transfer.py"
 
     rule rubric_predict:
         input:

@@ -7,7 +7,7 @@ def stage(config, sm):
     from autograde.rubric.stages import run_evaluate
 
     o = sm.output
-    run_evaluate(RubricConfig.model_validate(sm.params.rubric), o.report, o.md, o.predictions, o.svg)
+    run_evaluate(RubricConfig.model_validate(sm.params.rubric), o.report, o.md, o.predictions, o.svg, o.tex)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

@@ -55,12 +55,17 @@ def test_fit_predict_evaluate(tmp_path: Path) -> None:
                  "--quiet"]) == 0
     ev = json.loads(out.read_text())
     assert ev["settings"]["seeds"] == [0, 1] and len(ev["per_seed"]) == 2
-    assert set(ev["systems"]) == {"network", "constant", "judge_mean", "llm_argmax", "llm_expected", "judge_isotonic"}
+    assert set(ev["systems"]) == {"network", "constant", "judge_mean", "llm_argmax", "llm_expected", "judge_isotonic",
+                                  "random", "calibrated_llm_q0", "oracle", "oracle_without_llm",
+                                  "oracle_depersonalized"}
+    assert ev["best_baseline"] in {"constant", "judge_mean", "llm_argmax", "llm_expected", "judge_isotonic"}
+    assert ev["table1"]["systems"][:8] == ["random", "llm_argmax", "llm_expected", "calibrated_llm_q0", "network",
+                                          "oracle", "oracle_without_llm", "oracle_depersonalized"]
     assert ev["summary"]["network"]["Q0"]["pearson"]["mean"] > 0.5
     assert set(ev["calibration"]) == {"1", "2", "3", "4"}
     assert ev["significance"]["per_seed"][0]["squared_error"]["n"] == 120
     md = out.with_suffix(".md").read_text()
-    assert "| network |" in md and "smooth ECE" in md
+    assert "| network |" in md and "smooth ECE" in md and "| 6 | LLM-RUBRIC |" in md
     assert out.with_suffix(".svg").read_text().startswith("<svg")
     table = read_table(out.with_suffix(".parquet"))
     assert set(table["seed"]) == {0, 1} and set(table["question"]) == {"Q0", "Q1"}

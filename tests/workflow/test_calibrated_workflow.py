@@ -1,8 +1,10 @@
 """Calibrated qrels in a real workflow run: learned from two graders' grades and the human judgments, then
-evaluated, ranked and correlated like any grader's qrels (as the pseudo-grader ``calibrated``)."""
+evaluated, ranked and correlated like any grader's qrels (as the pseudo-grader ``calibrated``); and another
+experiment, without judgments for training, labelling its own graders' outputs with the first one's model."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import write_mini_dataset
 from helpers import REPO
 
 
@@ -25,7 +28,8 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     raw["reports"] = {"enabled": False}
     raw["calibrated_qrels"] = {"sources": ["results/grades/sim.parquet", "results/grades/strict.parquet"],
                                "judgments": "data/qrels.txt", "levels": [0, 1, 2], "relevant_level": 2,
-                               "folds": 3, "output": "threshold",
+                               "folds": 3, "output": "threshold", "estimators": ["logistic", "network"],
+                               "logistic_c": [1.0], "selection_folds": 3,
                                "network": {"members": 1, "pretrain_epochs": 30, "finetune_epochs": 30}}
     mini.write_text(yaml.safe_dump(raw, sort_keys=False))
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile", str(mini),
@@ -41,3 +45,24 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     assert ((corr["grader"] == "calibrated") & (corr["qrels"] == "threshold-2")).sum() == 2  # two measures
     again = subprocess.run([*cmd, "-n"], capture_output=True, text=True, timeout=300)
     assert "Nothing to be done" in again.stdout + again.stderr
+    model = r / "calibrated_qrels" / "model"
+    assert json.loads((model / "model.json").read_text())["training"]["judged"] > 0
+
+    # another experiment: its own graders' outputs, labelled by the first experiment's model (no training here)
+    other = write_mini_dataset(wd / "other")
+    raw_b = {**raw, "calibrated_qrels": {"model": str(model), "output": "threshold",
+                                         "sources": ["results/grades/sim.parquet", "results/grades/strict.parquet"]}}
+    other.write_text(yaml.safe_dump(raw_b, sort_keys=False))
+    cmd_b = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(other.parent), "--configfile",
+             str(other), "-c2"]
+    run_b = subprocess.run(cmd_b, capture_output=True, text=True, timeout=900,
+                           env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert run_b.returncode == 0, run_b.stdout[-3000:] + run_b.stderr[-3000:]
+    rb = other.parent / "results"
+    assert not (rb / "calibrated_qrels" / "model").exists()  # applied, not trained
+    applied = json.loads((rb / "calibrated_qrels" / "report.json").read_text())
+    assert applied["model"] == str(model) and applied["sources"] == ["sim", "strict"]
+    labels = (rb / "qrels/calibrated/threshold-2.qrels").read_text().splitlines()
+    assert labels and all(line.split()[3] in ("0", "1", "2") for line in labels)
+    lb_b = pd.read_csv(rb / "leaderboards/calibrated/threshold-2/ndcg_cut_10.tsv", sep="\t")
+    assert set(lb_b["run"]) == {"good", "bad", "gen"}  # ranked with the calibrated qrels

@@ -73,15 +73,38 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Cross-validate the network and the baselines over seeds; report, predictions, reliability diagram."""
-    from autograde.rubric.stages import run_evaluate
+    """Cross-validate (or train on one set and test on another) the network, the baselines and Table 1's rows."""
+    from autograde.rubric.stages import run_evaluate, run_transfer
 
     _threads(args)
-    report = run_evaluate(_rubric_config(args), args.out, args.md, args.predictions, args.svg)
+    if args.train:
+        args.config = args.train
+    cfg = _rubric_config(args)
+    if args.test:
+        from autograde.rubric.config import HeldOutSet
+
+        raw = read_section(args.test, "rubric")
+        keys = set(HeldOutSet.model_fields)
+        test = validate_section(HeldOutSet, {k: v for k, v in raw.items() if k in keys}, args.test, "rubric")
+        if raw.get("rubric") and raw["rubric"] != cfg.rubric:
+            from autograde.errors import ConfigError
+
+            raise ConfigError(f"{args.test}: rubric.rubric is {raw['rubric']}, the training set's is {cfg.rubric} "
+                              "(fix: evaluate with the rubric the model is trained with)")
+        cfg = cfg.model_copy(update={"test": test})
+    if cfg.test is not None:
+        from autograde.rubric.protocols import transfer_markdown
+
+        report = run_transfer(cfg, args.out, args.md, args.latex)
+        if not args.quiet:
+            sys.stdout.write(transfer_markdown(report))
+        return 0
+    report = run_evaluate(cfg, args.out, args.md, args.predictions, args.svg, args.latex)
     if not args.quiet:
         from autograde.rubric.evaluate import markdown_report
+        from autograde.rubric.table1 import markdown_table
 
-        sys.stdout.write(markdown_report(report))
+        sys.stdout.write(markdown_report(report) + "\n" + markdown_table(report["table1"], "Table 1"))
     return 0
 
 
@@ -198,8 +221,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--threads", type=int, help="torch threads")
     r.set_defaults(func=cmd_predict)
 
-    e = add_command(sub, "evaluate", "cross-validated network and baselines over seeds")
+    e = add_command(sub, "evaluate", "cross-validated network, baselines and Table 1 over seeds, or train on one "
+                    "set and evaluate on another (--train/--test)")
     _inputs(e)
+    e.add_argument("--train", help="YAML config whose 'rubric:' section is the training set and settings (the same "
+                   "as --config)")
+    e.add_argument("--test", help="YAML config whose 'rubric:' section (llm, human, texts) is the test set: train on "
+                   "every training annotation, evaluate on these (also: 'rubric.test' in the config)")
+    e.add_argument("--latex", help="also write Table 1 as LaTeX")
     e.add_argument("--seeds", type=int, nargs="+", help="seeds (default: 0..9)")
     e.add_argument("--folds", type=int, help="outer folds grouped by text (default 5)")
     e.add_argument("--select", action="store_true", help="nested hyperparameter selection inside every fold")

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["TRAINING_KEYS", "CalibratedQrelsConfig", "EvaluationSettings", "Hyperparameters", "RubricConfig",
-           "SelectionSettings"]
+           "SelectionSettings", "HeldOutSet"]
 
 
 class _Section(BaseModel):
@@ -52,6 +52,8 @@ class Hyperparameters(_Section):
                                              "released code")
     personalized: bool = Field(default=True, description="use judge-specific weights (false: the judge-independent "
                                "ablation)")
+    seeds: int = Field(default=1, ge=1, description="seed ensemble: fit the members with this many consecutive seeds "
+                       "(seed, seed + 1, ...; each its own inner folds) and average all their distributions")
 
 
 class SelectionSettings(_Section):
@@ -76,6 +78,20 @@ class EvaluationSettings(_Section):
                                        "permutation test, network vs the best baseline")
     permutation_seed: int = Field(default=0, description="seed of the permutation test")
     calibration_bins: int = Field(default=10, ge=2, description="bins of the binned ECE shown beside smooth ECE")
+    table1: bool = Field(default=True, description="also fit the networks of the paper's Table 1 rows (calibrated "
+                         "LLM Q0; the oracle with the judge's own answers to the other questions, without LLM "
+                         "probabilities, without personalized calibration) and report the table")
+
+
+class HeldOutSet(_Section):
+    """Annotations to evaluate on after training on all of the experiment's (the paper's real-dialogue protocol)."""
+
+    llm: str = Field(description="LLM answer distributions of the test texts (same rubric; any format 'llm' takes)")
+    llm_format: Literal["auto", "synthetic", "long", "grades"] = Field(default="auto", description="format of 'llm'")
+    human: str = Field(description="the test texts' human answers; judges are matched to the training judges by id "
+                       "(an unseen judge gets the judge-independent prediction, counted in the report)")
+    human_format: Literal["auto", "synthetic", "long"] = Field(default="auto", description="format of 'human'")
+    texts: str | None = Field(default=None, description="optional file with a text_id column: only these test texts")
 
 
 class RubricConfig(_Section):
@@ -99,6 +115,9 @@ class RubricConfig(_Section):
     selection: SelectionSettings = Field(default_factory=SelectionSettings, description="hyperparameter selection")
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings, description="cross-validated "
                                            "evaluation")
+    test: HeldOutSet | None = Field(default=None, description="a test set: 'autograde rubric evaluate' (and the "
+                                 "rubric_transfer rule) train on every annotation above and evaluate on these "
+                                 "(null: cross-validation only)")
 
     @model_validator(mode="after")
     def _inputs_given(self) -> RubricConfig:

@@ -19,7 +19,7 @@ from autograde.log import logger
 from autograde.rubric.definition import Rubric
 from autograde.rubric.inputs import MISSING, Annotation, HumanAnswers, LlmAnswers
 
-__all__ = ["CalibrationData", "build_dataset", "feature_names", "prediction_rows", "text_features"]
+__all__ = ["CalibrationData", "build_dataset", "expected_values", "feature_names", "prediction_rows", "text_features"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,14 @@ class CalibrationData:
         ok = a != MISSING
         out[ok] = vals[a[ok]]
         return out
+
+
+def expected_values(probs: np.ndarray, option_values: tuple[tuple[float, ...], ...]) -> np.ndarray:
+    """Expected answer per row and question (paper equation 2): rows x questions."""
+    out = np.zeros(probs.shape[:2])
+    for q, vals in enumerate(option_values):
+        out[:, q] = probs[:, q, :len(vals)] @ np.asarray(vals, dtype=np.float64)
+    return out
 
 
 def feature_names(rubric: Rubric) -> tuple[str, ...]:

@@ -22,25 +22,17 @@ from scipy import stats
 
 from autograde.log import logger
 from autograde.metrics.significance import paired_test
-from autograde.rubric.baselines import baseline_predictions
+from autograde.rubric.baselines import BASELINES, baseline_predictions
 from autograde.rubric.calibration import binned_ece, reliability_svg, smooth_ece
 from autograde.rubric.config import EvaluationSettings, Hyperparameters, SelectionSettings
 from autograde.rubric.cv import cross_validate, main_log_loss
-from autograde.rubric.dataset import CalibrationData
+from autograde.rubric.dataset import CalibrationData, expected_values
 from autograde.rubric.inputs import MISSING
 
 __all__ = ["METRICS", "Evaluation", "evaluate", "expected_values", "markdown_report", "score"]
 
 METRICS: tuple[str, ...] = ("rmse", "pearson", "spearman", "kendall")
 NETWORK = "network"
-
-
-def expected_values(probs: np.ndarray, option_values: tuple[tuple[float, ...], ...]) -> np.ndarray:
-    """Expected answer per row and question (paper equation 2): rows x questions."""
-    out = np.zeros(probs.shape[:2])
-    for q, vals in enumerate(option_values):
-        out[:, q] = probs[:, q, :len(vals)] @ np.asarray(vals, dtype=np.float64)
-    return out
 
 
 def _corr(fn: Any, a: np.ndarray, b: np.ndarray) -> float:
@@ -85,20 +77,26 @@ class Evaluation:
 
 
 def _seed_run(data: CalibrationData, hp: Hyperparameters, folds: int, seed: int,
-              selection: SelectionSettings | None) -> SeedRun:
+              selection: SelectionSettings | None, table1: bool = False) -> SeedRun:
     cv = cross_validate(data, hp, folds, seed, selection)
     preds: dict[str, np.ndarray] = {NETWORK: expected_values(cv.probs, data.option_values)}
     n_q = len(data.questions)
     unseen = 0
-    for f in range(folds):
+    for i, f in enumerate(sorted(set(cv.folds.tolist()))):
         train, test = np.flatnonzero(cv.folds != f), np.flatnonzero(cv.folds == f)
-        if len(test) == 0:
-            continue
         tr, te = data.subset(train), data.subset(test)
         unseen += int((~np.isin(te.judges, tr.judges)).sum())
         for q in range(n_q):
             for name, values in baseline_predictions(tr, te, q).items():
                 preds.setdefault(name, np.full((len(data), n_q), np.nan))[test, q] = values
+        if table1:  # the other rows of Table 1, main question only, with the hyperparameters of this fold
+            from autograde.rubric.systems import TABLE1, system_predictions
+
+            extra = system_predictions(tr, te, cv.hyperparameters[i], seed, TABLE1, cv.probs[test])
+            for name, values in extra.items():
+                if name not in preds:
+                    preds[name] = np.full((len(data), n_q), np.nan)
+                preds[name][test, data.main_index] = values
     return SeedRun(seed, cv.folds, cv.probs, preds, cv.hyperparameters, unseen)
 
 
@@ -141,7 +139,7 @@ def evaluate(data: CalibrationData, hp: Hyperparameters, settings: EvaluationSet
     """Cross-validate over ``settings.seeds`` and score the network and every baseline (see module doc)."""
     runs = []
     for seed in settings.seeds:
-        run = _seed_run(data, hp, settings.folds, seed, selection)
+        run = _seed_run(data, hp, settings.folds, seed, selection, settings.table1)
         runs.append(run)
         main = score(run.predictions[NETWORK][:, data.main_index], data.values_of(data.main_index))
         logger.info("seed %d: network %s Pearson %.4f RMSE %.4f", seed, data.main, main["pearson"], main["rmse"])
@@ -158,7 +156,7 @@ def evaluate(data: CalibrationData, hp: Hyperparameters, settings: EvaluationSet
     summary = {s: {qid: {m: _summary([ps["scores"][s][qid][m] for ps in per_seed]) for m in METRICS}
                    for qid in data.questions} for s in systems}
     main_q = data.main
-    baselines = [s for s in systems if s != NETWORK and not math.isnan(summary[s][main_q]["rmse"]["mean"])]
+    baselines = [s for s in systems if s in BASELINES and not math.isnan(summary[s][main_q]["rmse"]["mean"])]
     best = min(baselines, key=lambda s: summary[s][main_q]["rmse"]["mean"])
     tests = [{"seed": r.seed, **_permutation(data, r, best, settings)} for r in runs]
     options = list(per_seed[0]["calibration"])

@@ -43,6 +43,7 @@ __all__ = [
     "run_evaluate",
     "run_fit",
     "run_predict",
+    "run_transfer",
 ]
 
 
@@ -169,14 +170,22 @@ def run_predict(model_path: str | Path, rubric_path: str | Path, llm_path: str |
 
 
 def run_evaluate(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | None = None,
-                 out_predictions: str | Path | None = None, out_svg: str | Path | None = None) -> dict[str, Any]:
-    """Cross-validated evaluation over the configured seeds; writes the report, table, predictions, diagram."""
+                 out_predictions: str | Path | None = None, out_svg: str | Path | None = None,
+                 out_tex: str | Path | None = None) -> dict[str, Any]:
+    """Cross-validated evaluation over the configured seeds; writes the report, tables, predictions, diagram."""
+    from autograde.rubric.protocols import cv_table1
+    from autograde.rubric.table1 import latex_table, markdown_table
+
     _rubric, data = load_training_data(cfg)
     result = evaluate(data, cfg.network, cfg.evaluation, cfg.selection if cfg.selection.enabled else None)
     result.report.update(provenance(cfg))
+    result.report["table1"] = cv_table1(result, data, cfg.evaluation)
+    title = f"Table 1, {data.main}: {cfg.evaluation.folds}-fold cross-validation grouped by text"
     write_json(out_json, result.report)
     if out_md:
-        atomic_write_text(out_md, markdown_report(result.report))
+        atomic_write_text(out_md, markdown_report(result.report) + "\n" + markdown_table(result.report["table1"], title))
+    if out_tex:
+        atomic_write_text(out_tex, latex_table(result.report["table1"], title))
     if out_predictions:
         write_table(out_predictions, result.table, ["seed", "system", "question", "row"],
                     {"notes": list(data.notes)})
@@ -184,6 +193,35 @@ def run_evaluate(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | N
         atomic_write_text(out_svg, result.svg)
     logger.info("wrote %s", out_json)
     return result.report
+
+
+def run_transfer(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | None = None,
+                 out_tex: str | Path | None = None) -> dict[str, Any]:
+    """Train on every annotation of ``cfg``, evaluate on ``cfg.test`` (Table 1 of the paper's real-data side)."""
+    from autograde.ids import file_sha256
+    from autograde.rubric.protocols import evaluate_transfer, transfer_markdown
+    from autograde.rubric.table1 import latex_table
+
+    test = cfg.test
+    if test is None:
+        from autograde.errors import ConfigError
+
+        raise ConfigError("no test set (fix: give 'rubric.test' in the config, or --test CONFIG)")
+    _rubric, train = load_training_data(cfg)
+    _rubric, held_out = load_training_data(cfg.model_copy(update=test.model_dump()))
+    report = evaluate_transfer(train, held_out, cfg.network, cfg.evaluation,
+                               cfg.selection if cfg.selection.enabled else None, test.human)
+    report.update(provenance(cfg))
+    report["test_inputs"] = {k: {"path": str(v), "sha256": file_sha256(str(v))}
+                             for k, v in (("llm", test.llm), ("human", test.human), ("texts", test.texts)) if v}
+    write_json(out_json, report)
+    if out_md:
+        atomic_write_text(out_md, transfer_markdown(report))
+    if out_tex:
+        atomic_write_text(out_tex, latex_table(report["table1"], f"{report['main']}: trained on one set, evaluated "
+                                               "on another"))
+    logger.info("wrote %s", out_json)
+    return report
 
 
 # ----------------------------------------------------------------------------------- workflow helpers
@@ -228,11 +266,16 @@ def rubric_predict_sources(cfg: RubricConfig | None) -> dict[str, str]:
 
 def rubric_files(results: str | Path, cfg: RubricConfig) -> dict[str, str]:
     """Output paths of the rubric rules under ``results``."""
-    r = f"{results}/rubric"
-    return {"model": f"{r}/model.pt", "fit": f"{r}/fit.json", "evaluation": f"{r}/evaluation.json",
-            "evaluation_md": f"{r}/evaluation.md", "cv_predictions": f"{r}/cv_predictions.parquet",
-            "reliability": f"{r}/reliability.svg",
-            **{f"predict:{name}": f"{r}/predictions/{name}.parquet" for name in rubric_predict_sources(cfg)}}
+    from autograde.layout import Layout
+
+    r = Layout.of(results).rubric
+    files = {"model": r("model.pt"), "fit": r("fit.json"), "evaluation": r("evaluation.json"),
+             "evaluation_md": r("evaluation.md"), "evaluation_tex": r("evaluation.tex"),
+             "cv_predictions": r("cv_predictions.parquet"), "reliability": r("reliability.svg"),
+             **{f"predict:{name}": r(f"predictions/{name}.parquet") for name in rubric_predict_sources(cfg)}}
+    if cfg.test is not None:
+        files.update({"transfer": r("transfer.json"), "transfer_md": r("transfer.md"), "transfer_tex": r("transfer.tex")})
+    return files
 
 
 def calibrated_qrels_variant(cfg: Any) -> str:
@@ -281,11 +324,16 @@ def rubric_targets(config: Any) -> list[str]:
     return out
 
 
-def rubric_inputs(cfg: RubricConfig) -> dict[str, str]:
-    """The input files of rubric_fit / rubric_evaluate: rubric, LLM table, human table (+ the text list)."""
+def rubric_inputs(cfg: RubricConfig, with_test: bool = False) -> dict[str, str]:
+    """The input files of rubric_fit / rubric_evaluate: rubric, LLM table, human table (+ the text list); with
+    ``with_test`` also the test set's (rubric_transfer)."""
     inputs = {"rubric": cfg.rubric, "llm": cfg.llm, "human": cfg.human}
     if cfg.texts:
         inputs["texts"] = cfg.texts
+    if with_test and cfg.test is not None:
+        inputs.update({"test_llm": cfg.test.llm, "test_human": cfg.test.human})
+        if cfg.test.texts:
+            inputs["test_texts"] = cfg.test.texts
     return inputs
 
 

@@ -182,6 +182,12 @@ def fit(data: CalibrationData, hp: Hyperparameters, seed: int = 0) -> FittedMode
         problems.add("training data", None, "no annotations to train on",
                      "check that the human table's text ids match the LLM table's")
         problems.raise_if_any()
+    if hp.seeds > 1:  # a seed ensemble: every seed's members, averaged together
+        parts = [fit(data, hp.model_copy(update={"seeds": 1}), s) for s in range(seed, seed + hp.seeds)]
+        first = parts[0]
+        return FittedModel([m for p in parts for m in p.members], first.judges, first.questions, first.option_values,
+                           first.main, first.feature_names, hp, seed, [r for p in parts for r in p.reports],
+                           first.notes)
     judges = tuple(sorted(set(data.judges.tolist())))
     judge_index = {a: i for i, a in enumerate(judges)}
     members, reports = [], []
