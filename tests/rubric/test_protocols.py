@@ -66,6 +66,7 @@ def _configs(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.mark.slow
 def test_train_on_one_set_evaluate_on_another(tmp_path: Path) -> None:
     a, b = _configs(tmp_path)
     out = tmp_path / "out" / "transfer.json"

@@ -64,9 +64,10 @@ def _source_decisions(labels: dict[Key, int], keys: list[Key], threshold: int) -
     return np.array([labels.get(k, 0) >= threshold for k in keys])
 
 
-def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judgments: Qrels
-                         ) -> tuple[Qrels, dict[str, Any], pd.DataFrame]:
-    """Labels of every passage from its query's fold model, the report, and the per-passage table."""
+def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judgments: Qrels,
+                         models_dir: str | None = None) -> tuple[Qrels, dict[str, Any], pd.DataFrame]:
+    """Labels of every passage from its query's fold model, the report, and the per-passage table (with
+    ``models_dir``, every fold's model is saved there as ``fold-<f>``)."""
     levels = list(cfg.levels)
     lv = np.asarray(levels)
     data = training_rows(features, judgments, levels, cfg.judgments)
@@ -86,6 +87,8 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
             continue
         train = {q: docs for q, docs in judgments.items() if fold_of.get(q, -1) != f}
         fitted = fit_calibrated(cfg, features, train, refit_all=True)
+        if models_dir:
+            fitted.model.save(f"{models_dir}/fold-{f}")
         probs = fitted.model.predict_proba(features.matrix[test_rows])
         probs_all[test_rows] = probs
         labels_all[test_rows] = fitted.model.labels(probs, cfg.output)

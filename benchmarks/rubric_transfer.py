@@ -1,0 +1,228 @@
+"""Benchmark of calibration that transfers (issue 19): calibrated qrels on DL20 and LLM-RUBRIC's Table 1.
+
+    .venv/bin/python benchmarks/rubric_transfer.py qrels              # DL20: every estimator, 5 folds, apply check
+    .venv/bin/python benchmarks/rubric_transfer.py dialogue            # Table 1: CV, 80/20 dialogues, unseen judges
+
+``qrels``: the eight released DL20 prompt qrels as sources, official qrels level >= 2 as relevant, 5 folds grouped
+by query (seed 0), default estimators (logistic and ordinal logistic for every C, the network, a 5-seed ensemble;
+selected by an inner grouped CV); every fold's model is saved and applied to the held-out queries' sources by
+``autograde rubric calibrate-qrels apply`` in a fresh process, whose labels must equal the in-process ones. Prints
+kappa per fold and overall for every estimator and every single source, the label distribution, and the time of one
+fit per estimator kind against the logistic regression measured in the same run.
+
+``dialogue``: LLM-RUBRIC's synthetic data. (1) Table 1 of 5-fold CV grouped by dialogue; (2) train on 80% of the
+dialogues, test on the unseen 20% through ``autograde rubric evaluate --train A --test B`` (one split per seed);
+(3) unseen judges: train on the annotations of 80% of the judges, test on the others'. The splits over ``--seeds``
+seeds (10), the cross-validation over ``--cv-seeds`` (3: it fits 25 networks per seed); per seed, the network against the per-judge-mean baseline (paired swap permutation test on
+squared error). Fit time of the network against the judge-mean baseline's in the same run.
+
+Writes Markdown under ``--out`` (default docs/generated/), which docs/rubric.md quotes (a test checks the quotes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+SHARED = REPO.parent / "shared" / "data"
+SYNTH = SHARED / "llm-rubric" / "synthetic"
+DL20 = SHARED / "dl20"
+
+
+def _write(out: Path, name: str, text: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(text)
+    print(text)
+
+
+def qrels(out: Path) -> None:
+    from autograde.io.trec import read_qrels, write_qrels
+    from autograde.rubric.config import CalibratedQrelsConfig
+    from autograde.rubric.qrels_cv import cross_validate_qrels, query_folds
+    from autograde.rubric.qrels_estimators import LogisticEstimator, NetworkEstimator
+    from autograde.rubric.qrels_fit import training_rows
+    from autograde.rubric.qrels_report import cv_markdown
+    from autograde.rubric.relevance import features_from_sources
+
+    sources = sorted(glob.glob(str(DL20 / "autograded-qrels" / "*.qrel")))
+    cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(DL20 / "qrels.dl20-passage.txt")})
+    features = features_from_sources(sources, cfg)
+    judgments = read_qrels(cfg.judgments)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        labels, report, _ = cross_validate_qrels(cfg, features, judgments, models_dir=tmp)
+        t_cv = time.perf_counter() - t0
+        fold_of = query_folds(features, judgments, cfg.folds, cfg.seed)
+        identical = []
+        for f in range(cfg.folds):
+            held = Path(tmp) / f"sources-{f}"
+            held.mkdir()
+            for s in sources:
+                write_qrels(held / Path(s).name, {q: d for q, d in read_qrels(s).items() if fold_of[q] == f})
+            args = [a for s in sources for a in ("--source", str(held / Path(s).name))]
+            run = subprocess.run([sys.executable, "-m", "autograde.cli", "rubric", "calibrate-qrels", "apply",
+                                  "--model", f"{tmp}/fold-{f}", *args, "--out", f"{tmp}/applied-{f}.qrels",
+                                  "--report", f"{tmp}/applied-{f}.json", "--threads", "1", "--quiet"],
+                                 capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            assert run.returncode == 0, run.stderr[-2000:]
+            applied = read_qrels(f"{tmp}/applied-{f}.qrels")
+            expected = {q: d for q, d in labels.items() if fold_of[q] == f}
+            identical.append(applied == expected)
+    data = training_rows(features, judgments, list(cfg.levels), cfg.judgments)
+    x, y, g = features.matrix[data.rows], data.answers, data.groups
+    timings = {}
+    for name, make in (("logistic C=1 (baseline)", lambda: LogisticEstimator(4, 1.0)),
+                       ("ordinal_logistic C=1", lambda: LogisticEstimator(4, 1.0, True)),
+                       ("network", lambda: NetworkEstimator(4, cfg.network, (0,))),
+                       ("ensemble of 5", lambda: NetworkEstimator(4, cfg.network, tuple(range(5))))):
+        t0 = time.perf_counter()
+        make().fit(x, y, g)
+        timings[name] = time.perf_counter() - t0
+    base = timings["logistic C=1 (baseline)"]
+    lines = [cv_markdown(report), f"Fresh-process `apply` of every fold's model to the held-out queries' sources: "
+             f"labels identical to the cross-validation's in {sum(identical)} of {len(identical)} folds. "
+             f"Whole cross-validation: {t_cv:.0f} s.", "",
+             "| estimator: one fit on all 11,386 judged passages | seconds | ratio to logistic |", "|---|---|---|"]
+    lines += [f"| {n} | {t:.2f} | {t / base:.1f} |" for n, t in timings.items()]
+    _write(out, "calibrated_qrels_dl20.md", "\n".join(lines) + "\n")
+    (out / "calibrated_qrels_dl20.json").write_text(json.dumps(report, indent=1, sort_keys=True, default=str))
+
+
+def _split_configs(tmp: Path, data, train_rows: np.ndarray, test_rows: np.ndarray, name: str,
+                   by_judge: bool) -> tuple[Path, Path]:
+    """Two experiment configs over the released files: the texts (or the judges' human rows) of each side."""
+    import yaml
+
+    base = {"llm": str(SYNTH / "gpt-3.5-turbo-16k_synth_evaluations_FIXED.tsv"),
+            "evaluation": {"permutation_resamples": 2000}}
+    human = SYNTH / "human_judges_synth_all_FIXED_ANON.tsv"
+    files = []
+    for side, rows in (("train", train_rows), ("test", test_rows)):
+        texts = tmp / f"{name}-{side}-texts.tsv"
+        texts.write_text("text_id\n" + "".join(f"{t}\n" for t in sorted(set(data.text_ids[rows].tolist()))))
+        section = {**base, "texts": str(texts), "human": str(human)}
+        if by_judge:  # the human rows of this side's judges only
+            keep = set(data.judges[rows].tolist())
+            lines = human.read_text().splitlines()
+            col = lines[0].split("\t").index("annotator_id")
+            subset = tmp / f"{name}-{side}-human.tsv"
+            subset.write_text("\n".join([lines[0]] + [r for r in lines[1:] if r.split("\t")[col] in keep]) + "\n")
+            section["human"] = str(subset)
+        cfg = tmp / f"{name}-{side}.yaml"
+        cfg.write_text(yaml.safe_dump({"rubric": section}))
+        files.append(cfg)
+    return files[0], files[1]
+
+
+def _transfer(cfg_a: Path, cfg_b: Path, seed: int, out: Path) -> dict:
+    from autograde.cli import main
+
+    assert main(["rubric", "evaluate", "--train", str(cfg_a), "--test", str(cfg_b), "--seeds", str(seed),
+                 "--out", str(out), "--quiet", "--threads", "1"]) == 0
+    return json.loads(out.read_text())
+
+
+def _pooled(reports: list[dict], title: str) -> str:
+    """Table 1 over the seeds (each seed its own split) and the network vs judge-mean test per seed."""
+    from autograde.rubric.table1 import markdown_table
+
+    t1 = {k: v for k, v in reports[0]["table1"].items()}
+    systems = t1["systems"]
+    seeds = [r["table1"]["seeds"][0] for r in reports]
+    scores = [{s: {m: float("nan") if v is None else v for m, v in sc.items()} for s, sc in
+               r["table1"]["per_seed"][0]["scores"].items()} for r in reports]  # JSON null = NaN
+    summary = {s: {m: {"mean": float(np.nanmean([sc[s][m] for sc in scores])),
+                       "std": float(np.nanstd([sc[s][m] for sc in scores], ddof=1))}
+                   for m in ("rmse", "pearson", "spearman", "kendall")} for s in systems}
+    table = {**t1, "seeds": seeds, "summary": summary, "marks": {"rmse": {}, "pearson": {}},
+             "rows": round(float(np.mean([r["table1"]["rows"] for r in reports])))}
+    lines = [markdown_table(table, title).replace("in every seed, for RMSE and Pearson", "(marks per seed below)"),
+             "| seed | test annotations | unseen-judge annotations | network Pearson | judge mean Pearson | "
+             "network RMSE | judge mean RMSE | p (squared error) | p (Pearson) |", "|---|---|---|---|---|---|---|---|---|"]
+    for r, sc in zip(reports, scores, strict=True):
+        test = {m: float("nan") if v is None else v
+                for m, v in r["table1"]["per_seed"][0]["tests"].get("network vs judge_mean", {}).items()}
+        lines.append(f"| {r['table1']['seeds'][0]} | {r['table1']['rows']} | {r['unseen_judge_rows']} | "
+                     f"{sc['network']['pearson']:.3f} | {sc['judge_mean']['pearson']:.3f} | {sc['network']['rmse']:.3f} "
+                     f"| {sc['judge_mean']['rmse']:.3f} | {test.get('rmse', float('nan')):.4f} | "
+                     f"{test.get('pearson', float('nan')):.4f} |")
+    wins = sum(sc["network"]["pearson"] > sc["judge_mean"]["pearson"] for sc in scores)
+    sig = sum(r["table1"]["per_seed"][0]["tests"]["network vs judge_mean"]["rmse"] < 0.05 for r in reports)
+    lines += ["", f"Network above the per-judge mean (Pearson) in {wins} of {len(reports)} seeds; p < 0.05 (squared "
+              f"error) in {sig} of {len(reports)}.", ""]
+    return "\n".join(lines)
+
+
+def dialogue(out: Path, n_seeds: int, cv_seeds: int) -> None:
+    from autograde.rubric.config import RubricConfig
+    from autograde.rubric.stages import load_training_data, run_evaluate
+    from autograde.rubric.train import fit, group_folds
+
+    cfg = RubricConfig.model_validate({"llm": str(SYNTH / "gpt-3.5-turbo-16k_synth_evaluations_FIXED.tsv"),
+                                       "human": str(SYNTH / "human_judges_synth_all_FIXED_ANON.tsv"),
+                                       "texts": str(SYNTH / "synth_dialogue_ids.tsv"),
+                                       "evaluation": {"seeds": list(range(n_seeds))}})
+    _, data = load_training_data(cfg)
+    t0 = time.perf_counter()
+    fit(data, cfg.network, 0)
+    t_net = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    from autograde.rubric.baselines import baseline_predictions
+
+    baseline_predictions(data, data, data.main_index)
+    t_base = time.perf_counter() - t0
+    _write(out, "rubric_timing.md", "| one fit on all 662 annotations | seconds | ratio to judge mean |\n|---|---|---|\n"
+           f"| judge mean + isotonic baselines (baseline) | {t_base:.3f} | 1.0 |\n"
+           f"| network (5-member ensemble) | {t_net:.2f} | {t_net / t_base:.0f} |\n")
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        if cv_seeds:
+            cv_cfg = cfg.model_copy(update={"evaluation": cfg.evaluation.model_copy(
+                update={"seeds": list(range(cv_seeds))})})
+            report = run_evaluate(cv_cfg, tmp / "cv.json", tmp / "cv.md", out_tex=out / "table1_cv.tex")
+            _write(out, "table1_cv.md", (tmp / "cv.md").read_text().split("## Table 1", 1)[-1].join(["## Table 1", ""]))
+            del report
+        for name, by_judge in (("dialogues", False), ("judges", True)):
+            reports = []
+            for seed in range(n_seeds):
+                groups = data.judges if by_judge else data.groups
+                side = group_folds(groups, 5, [seed, 80])
+                a, b = _split_configs(tmp, data, np.flatnonzero(side != 0), np.flatnonzero(side == 0),
+                                      f"{name}{seed}", by_judge)
+                reports.append(_transfer(a, b, seed, tmp / f"{name}{seed}.json"))
+            title = ("Q0: trained on 80% of the dialogues, tested on the unseen 20% (a split per seed)" if not by_judge
+                     else "Q0: trained on the annotations of 80% of the judges, tested on the unseen judges' (a split "
+                     "per seed)")
+            _write(out, f"table1_unseen_{name}.md", _pooled(reports, title))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["qrels", "dialogue"], help="which benchmark")
+    p.add_argument("--seeds", type=int, default=10, help="seeds of the dialogue protocols")
+    p.add_argument("--cv-seeds", type=int, default=3, help="dialogue: seeds of the cross-validated Table 1 (0: skip; "
+                   "every seed fits 25 networks)")
+    p.add_argument("--out", default=str(REPO / "docs" / "generated"), help="folder of the Markdown outputs")
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    if args.what == "qrels":
+        qrels(Path(args.out))
+    else:
+        dialogue(Path(args.out), args.seeds, args.cv_seeds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
