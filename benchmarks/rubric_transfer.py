@@ -101,12 +101,12 @@ def qrels(out: Path) -> None:
 
 
 def _split_configs(tmp: Path, data, train_rows: np.ndarray, test_rows: np.ndarray, name: str,
-                   by_judge: bool) -> tuple[Path, Path]:
+                   by_judge: bool, table1: bool) -> tuple[Path, Path]:
     """Two experiment configs over the released files: the texts (or the judges' human rows) of each side."""
     import yaml
 
     base = {"llm": str(SYNTH / "gpt-3.5-turbo-16k_synth_evaluations_FIXED.tsv"),
-            "evaluation": {"permutation_resamples": 2000}}
+            "evaluation": {"permutation_resamples": 2000, "table1": table1}}
     human = SYNTH / "human_judges_synth_all_FIXED_ANON.tsv"
     files = []
     for side, rows in (("train", train_rows), ("test", test_rows)):
@@ -165,7 +165,7 @@ def _pooled(reports: list[dict], title: str) -> str:
     return "\n".join(lines)
 
 
-def dialogue(out: Path, n_seeds: int, cv_seeds: int) -> None:
+def dialogue(out: Path, n_seeds: int, cv_seeds: int, table1: bool) -> None:
     from autograde.rubric.config import RubricConfig
     from autograde.rubric.stages import load_training_data, run_evaluate
     from autograde.rubric.train import fit, group_folds
@@ -188,24 +188,23 @@ def dialogue(out: Path, n_seeds: int, cv_seeds: int) -> None:
            f"| network (5-member ensemble) | {t_net:.2f} | {t_net / t_base:.0f} |\n")
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        if cv_seeds:
-            cv_cfg = cfg.model_copy(update={"evaluation": cfg.evaluation.model_copy(
-                update={"seeds": list(range(cv_seeds))})})
-            report = run_evaluate(cv_cfg, tmp / "cv.json", tmp / "cv.md", out_tex=out / "table1_cv.tex")
-            _write(out, "table1_cv.md", (tmp / "cv.md").read_text().split("## Table 1", 1)[-1].join(["## Table 1", ""]))
-            del report
         for name, by_judge in (("dialogues", False), ("judges", True)):
             reports = []
             for seed in range(n_seeds):
                 groups = data.judges if by_judge else data.groups
                 side = group_folds(groups, 5, [seed, 80])
                 a, b = _split_configs(tmp, data, np.flatnonzero(side != 0), np.flatnonzero(side == 0),
-                                      f"{name}{seed}", by_judge)
+                                      f"{name}{seed}", by_judge, table1)
                 reports.append(_transfer(a, b, seed, tmp / f"{name}{seed}.json"))
             title = ("Q0: trained on 80% of the dialogues, tested on the unseen 20% (a split per seed)" if not by_judge
                      else "Q0: trained on the annotations of 80% of the judges, tested on the unseen judges' (a split "
                      "per seed)")
             _write(out, f"table1_unseen_{name}.md", _pooled(reports, title))
+        if cv_seeds:
+            cv_cfg = cfg.model_copy(update={"evaluation": cfg.evaluation.model_copy(
+                update={"seeds": list(range(cv_seeds))})})
+            run_evaluate(cv_cfg, tmp / "cv.json", tmp / "cv.md", out_tex=out / "table1_cv.tex")
+            _write(out, "table1_cv.md", "## Table 1" + (tmp / "cv.md").read_text().split("## Table 1", 1)[-1])
 
 
 def main() -> int:
@@ -214,13 +213,15 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=10, help="seeds of the dialogue protocols")
     p.add_argument("--cv-seeds", type=int, default=3, help="dialogue: seeds of the cross-validated Table 1 (0: skip; "
                    "every seed fits 25 networks)")
+    p.add_argument("--split-rows", choices=["all", "basic"], default="all", help="dialogue splits: every Table 1 "
+                   "row, or only those without an extra network (random, LLM Q0, LLM-RUBRIC and the baselines)")
     p.add_argument("--out", default=str(REPO / "docs" / "generated"), help="folder of the Markdown outputs")
     args = p.parse_args()
     torch.set_num_threads(1)
     if args.what == "qrels":
         qrels(Path(args.out))
     else:
-        dialogue(Path(args.out), args.seeds, args.cv_seeds)
+        dialogue(Path(args.out), args.seeds, args.cv_seeds, args.split_rows == "all")
     return 0
 
 
