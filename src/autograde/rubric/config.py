@@ -131,6 +131,13 @@ TRAINING_KEYS: tuple[str, ...] = ("levels", "relevant_level", "features", "count
 """Settings of fitting: taken from the model (and not allowed) when ``calibrated_qrels.model`` is given."""
 
 
+EstimatorKind = Literal["network", "ensemble", "logistic", "ordinal_logistic"]
+
+
+def _default_estimators() -> list[EstimatorKind]:
+    return ["logistic", "ordinal_logistic", "network", "ensemble"]
+
+
 def _default_relevance_network() -> Hyperparameters:
     return Hyperparameters(members=3, judge_l2=0.0, patience=5, batch_size=128, personalized=False)
 
@@ -161,8 +168,8 @@ class CalibratedQrelsConfig(_Section):
         default="threshold", description="exported label: threshold: the highest level L with P(level >= L) >= "
         "tau_L (one threshold per level, tuned on held-out training predictions); expected: round(expected "
         "level); probability: round(100 * P(level >= relevant_level))")
-    estimators: list[Literal["network", "ensemble", "logistic", "ordinal_logistic"]] = Field(
-        default_factory=lambda: ["logistic", "ordinal_logistic", "network", "ensemble"], min_length=1,
+    estimators: list[EstimatorKind] = Field(
+        default_factory=_default_estimators, min_length=1,
         description="candidate estimators, selected by cross-validation grouped by query on the training passages "
         "(binary kappa at relevant_level; the first listed wins a tie): network: LLM-RUBRIC's network; ensemble: "
         "the mean of ensemble_size networks with consecutive seeds; logistic / ordinal_logistic: L2-regularized "

@@ -112,7 +112,7 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
         chosen = max(singles, key=lambda n: (singles[n]["train_kappa"], n))
         decisions.setdefault("best single source (chosen on training folds)",
                              np.zeros(len(truth), dtype=bool))[te] = _source_decisions(
-            features.labels[chosen], test_keys, singles[chosen]["threshold"])
+            features.labels[chosen], test_keys, int(singles[chosen]["threshold"]))
         oracle = best_single_source(features.labels, test_keys, truth[te])
         per_fold.append({"fold": f, "queries": len({k[0] for k in test_keys}), "judged": int(te.sum()),
                          "passages": len(test_rows), "selected": selected,
@@ -125,8 +125,8 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
                     kappas[CALIBRATED], chosen, singles[chosen]["threshold"], singles[chosen]["kappa"])
     report = _report(cfg, features, data, judged_keys, truth, labels_all, decisions, per_fold)
     qrels: Qrels = {}
-    for (q, d), lab in zip(features.keys, labels_all.tolist(), strict=True):
-        qrels.setdefault(q, {})[d] = int(lab)
+    for (q, doc), lab in zip(features.keys, labels_all.tolist(), strict=True):
+        qrels.setdefault(q, {})[doc] = int(lab)
     table = passages_table(features, probs_all, labels_all, levels, cfg.relevant_level, judgments)
     table.insert(2, "fold", row_fold)
     return qrels, report, table

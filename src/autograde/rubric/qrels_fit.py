@@ -77,17 +77,20 @@ def candidates(cfg: CalibratedQrelsConfig, n_levels: int) -> list[Candidate]:
     """The estimators ``cfg.estimators`` names, in that order (regressions once per C of ``logistic_c``)."""
     out: list[Candidate] = []
     seed = cfg.seed
+    def network(seeds: tuple[int, ...]) -> Callable[[], RelevanceEstimator]:
+        return lambda: NetworkEstimator(n_levels, cfg.network, seeds)
+
+    def regression(c: float, ordinal: bool) -> Callable[[], RelevanceEstimator]:
+        return lambda: LogisticEstimator(n_levels, c, ordinal)
+
     for kind in cfg.estimators:
         if kind == "network":
-            out.append(Candidate("network", kind, lambda: NetworkEstimator(n_levels, cfg.network, (seed,)), (seed,)))
+            out.append(Candidate("network", kind, network((seed,)), (seed,)))
         elif kind == "ensemble":
             seeds = tuple(range(seed, seed + cfg.ensemble_size))
-            out.append(Candidate(f"ensemble of {cfg.ensemble_size}", kind,
-                                 lambda s=seeds: NetworkEstimator(n_levels, cfg.network, s), seeds))
+            out.append(Candidate(f"ensemble of {cfg.ensemble_size}", kind, network(seeds), seeds))
         else:
-            for c in cfg.logistic_c:
-                out.append(Candidate(f"{kind} C={c:g}", kind,
-                                     lambda c=c, o=kind == "ordinal_logistic": LogisticEstimator(n_levels, c, o)))
+            out += [Candidate(f"{kind} C={c:g}", kind, regression(c, kind == "ordinal_logistic")) for c in cfg.logistic_c]
     return out
 
 
@@ -158,7 +161,8 @@ def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judg
     rel_index = levels.index(cfg.relevant_level) if cfg.relevant_level in levels else len(levels)
     folds = group_folds(g, cfg.selection_folds, [cfg.seed, 2])
     nets = _Networks(cfg, len(levels))
-    table, tuned = [], {}
+    table: list[dict[str, Any]] = []
+    tuned: dict[str, tuple[float, ...]] = {}
     for cand in candidates(cfg, len(levels)):
         probs = _held_out(cand, nets, x, y, g, folds)
         taus = tune_thresholds(probs, y)
@@ -168,13 +172,14 @@ def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judg
         table.append({"estimator": cand.name, "kappa": kappa, "log_loss": _log_loss(probs, y),
                       "thresholds": list(taus)})
         logger.info("selection: %s held-out kappa %.4f log-loss %.4f", cand.name, kappa, table[-1]["log_loss"])
-    scores = [-math.inf if math.isnan(r["kappa"]) else r["kappa"] for r in table]
+    scores = [-math.inf if math.isnan(float(r["kappa"])) else float(r["kappa"]) for r in table]
     best = int(np.argmax(scores))
     table[best]["selected"] = True
+    best_name = str(table[best]["estimator"])
     chosen = {c.name: c for c in candidates(cfg, len(levels))}
-    refit_names = list(chosen) if refit_all else [table[best]["estimator"]]
+    refit_names = list(chosen) if refit_all else [best_name]
     refitted = {n: (_fit(chosen[n], nets, "all", x, y, g), tuned[n]) for n in refit_names}
-    estimator, taus = refitted[table[best]["estimator"]]
+    estimator, taus = refitted[best_name]
     info = _provenance(cfg, features, data)
     model = CalibratedQrelsModel(list(features.encodings), features.mode, tuple(levels), cfg.relevant_level,
                                  estimator, taus, {**info, "selection": table})
