@@ -107,6 +107,8 @@ def test_model_and_training_settings_do_not_mix() -> None:
                                               "estimators": ["logistic"]})
     cfg = CalibratedQrelsConfig.model_validate({"model": "m", "sources": ["a.qrel"]})
     assert cfg.judgments == "" and cfg.model == "m"
+    # what the rules pass to their scripts (every field, defaults included) validates again
+    assert CalibratedQrelsConfig.model_validate(cfg.model_dump()) == cfg
 
 
 @pytest.mark.slow

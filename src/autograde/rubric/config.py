@@ -193,7 +193,9 @@ class CalibratedQrelsConfig(_Section):
     @model_validator(mode="after")
     def _inputs_given(self) -> CalibratedQrelsConfig:
         if self.model is not None:
-            given = sorted(k for k in TRAINING_KEYS if k in self.model_fields_set)
+            fields = type(self).model_fields
+            given = sorted(k for k in TRAINING_KEYS if k in self.model_fields_set
+                           and getattr(self, k) != fields[k].get_default(call_default_factory=True))
             if given:
                 raise ValueError(f"with 'model' the fitting settings come from the model; remove {', '.join(given)} "
                                  "(or remove 'model' to train)")
