@@ -89,7 +89,9 @@ def measure_rubric_real(s: RubricRealSettings, train: RubricSyntheticSettings, o
 def measure_calibrated(s: CalibratedSettings, out_dir: Path) -> Measurement:
     """Calibrated qrels (``autograde rubric calibrate-qrels``) per seed against the single prompts (kappa)."""
     from autograde.io.trec import read_qrels
-    from autograde.rubric.relevance import calibrate_qrels, features_from_sources, markdown_report
+    from autograde.rubric.qrels_cv import cross_validate_qrels
+    from autograde.rubric.qrels_report import cv_markdown
+    from autograde.rubric.relevance import features_from_sources
     from autograde.rubric.report import write_json
 
     first = s.calibrated_config(s.seeds[0])
@@ -98,7 +100,7 @@ def measure_calibrated(s: CalibratedSettings, out_dir: Path) -> Measurement:
     samples: dict[str, list[float]] = defaultdict(list)
     oracle = ""
     for seed in s.seeds:
-        _qrels, report, _table = calibrate_qrels(s.calibrated_config(seed), features, judgments)
+        _qrels, report, _table = cross_validate_qrels(s.calibrated_config(seed), features, judgments)
         o = report["overall"]
         samples["kappa"].append(o["kappa"])
         samples["single_cv_kappa"].append(o["single_cv_kappa"])
@@ -107,7 +109,7 @@ def measure_calibrated(s: CalibratedSettings, out_dir: Path) -> Measurement:
         oracle = f"{o['best_single']['source']} >= {o['best_single']['threshold']}"
         if seed == s.seeds[0]:
             write_json(out_dir / f"report-seed{seed}.json", report)
-            (out_dir / f"report-seed{seed}.md").write_text(markdown_report(report), encoding="utf-8")
+            (out_dir / f"report-seed{seed}.md").write_text(cv_markdown(report), encoding="utf-8")
     values = [summarize(CALIBRATED_ROWS[k], "kappa", samples[k]) for k in CALIBRATED_ROWS]
     notes = [f"{len(features.keys)} passages, {len(features.names)} features from {len(s.sources)} sources; "
              f"judged level >= {first.relevant_level} is relevant; {first.folds} folds grouped by query; seeds "
