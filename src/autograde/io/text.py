@@ -10,7 +10,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from autograde.errors import Problems
 
@@ -65,7 +65,8 @@ def load_json_file(path: str | Path, problems: Problems, fix: str, what: str = "
 def open_binary(path: str, problems: Problems) -> IO[bytes] | None:
     """``path`` opened for reading bytes (``.gz`` decompressed), or None with the problem recorded."""
     try:
-        return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # the caller closes it
+        fh = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # the caller closes it
+        return cast(IO[bytes], fh)
     except FileNotFoundError:
         problems.add(path, None, "file not found", "check the path in the experiment config")
     except IsADirectoryError:
