@@ -15,7 +15,7 @@ def stage(config, sm):
         return
     run_assign_shard(config, a.name, i.answers, i.queries, o.grades, o.stats, o.failures, shard=shard,
                      threads=sm.threads, digest=sm.params.digest, grader_grades=i.get("grader_grades"),
-                     answer_passages=i.get("answer_passages"))
+                     rankings=i.get("rankings"))
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

@@ -48,7 +48,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
 
     stats = run_assign_shard(load_experiment(args), args.assessor, args.answers, args.queries, args.out, args.stats,
                              args.failures, shard=args.shard, threads=args.threads, digest=args.digest,
-                             grader_grades=args.grader_grades, answer_passages=args.answer_passages)
+                             grader_grades=args.grader_grades, rankings=args.rankings)
     print(json.dumps(stats, sort_keys=True))
     return 0
 
@@ -124,7 +124,7 @@ def register(subparsers: Any) -> None:
     a.add_argument("--shard", default="", help="the shard ('2-of-4'); default: every query")
     a.add_argument("--digest", default=None, help="what the shard is graded for (workflow jobs; checked at merge)")
     a.add_argument("--grader-grades", help="mapped assessors: the mapped grader's merged grades parquet")
-    a.add_argument("--answer-passages", help="mapped assessors: results/ingest/answer_passages.parquet")
+    a.add_argument("--rankings", help="mapped assessors: results/ingest/rankings.parquet (the answers' passages)")
     a.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default: all cores)")
     a.set_defaults(func=cmd_assign)
 

@@ -85,13 +85,14 @@ def grade_whole_answers(config: Config, assessor: AssessorConfig, answers: pd.Da
         grader.close()
 
 
-def mapped_grades(grades: pd.DataFrame, answer_passages: pd.DataFrame, answers: pd.DataFrame,
+def mapped_grades(grades: pd.DataFrame, rankings: pd.DataFrame, answers: pd.DataFrame,
                   items: dict[str, list[BankItem]]) -> pd.DataFrame:
-    """An existing grader's grades per (answer, nugget): the max ok grade over the answer's passages (``failed``
-    where it graded none of them). Columns of a grades table (passage_id = the answer id)."""
+    """An existing grader's grades per (answer, nugget): the max ok grade over the answer's passages (a RAG run's
+    rows of the rankings table; ``failed`` where it graded none of them). Columns of a grades table (passage_id =
+    the answer id)."""
     ok = grades[grades["parse_status"] == "ok"][["query_id", "passage_id", "item_id", "grade"]]
-    parts = answer_passages[["run", "query_id", "passage_id"]].merge(answers[["run", "query_id", "answer_id"]],
-                                                                     on=["run", "query_id"])
+    parts = rankings[["run", "query_id", "passage_id"]].merge(answers[["run", "query_id", "answer_id"]],
+                                                              on=["run", "query_id"])
     joined = parts.merge(ok, on=["query_id", "passage_id"])
     best = joined.groupby(["query_id", "answer_id", "item_id"], sort=True)["grade"].max().astype(int).to_dict()
     rows = []

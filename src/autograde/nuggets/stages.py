@@ -132,7 +132,7 @@ def run_importance(config: Config, queries_path: str | Path, out_path: str | Pat
 def run_assign_shard(config: Config, name: str, answers_path: str | Path, queries_path: str | Path,
                      grades_path: str | Path, stats_path: str | Path, failures_path: str | Path, shard: str = "",
                      threads: int | None = None, digest: str | None = None, grader_grades: str | Path | None = None,
-                     answer_passages: str | Path | None = None) -> dict[str, Any]:
+                     rankings: str | Path | None = None) -> dict[str, Any]:
     """Assignment grades of one shard of queries: whole answers graded (cache first), or a grader's grades mapped."""
     from autograde.grading.shard import ShardOutcome, write_outcome
     from autograde.nuggets.assign import grade_whole_answers, mapped_grades
@@ -148,9 +148,9 @@ def run_assign_shard(config: Config, name: str, answers_path: str | Path, querie
     answers = answers[answers["query_id"].isin(mine)]
     items = {q: v for q, v in read_nugget_bank(config, queries).by_query().items() if q in mine}
     if a.mode == "mapped":
-        if grader_grades is None or answer_passages is None:
-            raise ValueError("a mapped assessor needs its grader's grades and the answer passages")
-        grades = mapped_grades(read_table(grader_grades), read_table(answer_passages), answers, items)
+        if grader_grades is None or rankings is None:
+            raise ValueError("a mapped assessor needs its grader's grades and the rankings")
+        grades = mapped_grades(read_table(grader_grades), read_table(rankings), answers, items)
         failed = int((grades["parse_status"] != "ok").sum())
         stats = {"grader": name, "pairs": len(grades), "mapped_from": a.grader, "cached": 0, "computed": 0,
                  "ok": len(grades) - failed, "unparseable": 0, "failed": failed}
@@ -284,7 +284,7 @@ def run_nuggets(config: Config, names: list[str] | None = None) -> dict[str, Any
         a, shard = assessor(config, name), "1-of-1"
         mapped = {}
         if a.mode == "mapped":
-            mapped = {"grader_grades": lay.grades(str(a.grader)), "answer_passages": lay.ingest("answer_passages")}
+            mapped = {"grader_grades": lay.grades(str(a.grader)), "rankings": lay.ingest("rankings")}
             missing = [p for p in mapped.values() if not Path(p).is_file()]
             if missing:
                 raise InputError([Problem(p, None, f"assessor {name!r} maps grader {a.grader!r}, whose grades or "

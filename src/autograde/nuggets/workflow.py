@@ -139,7 +139,7 @@ class NuggetRules:
         return score_digest(self.config, wildcards.assessor, wildcards.scatteritem, self.ctx.queries, self._items())
 
     def assign_inputs(self, wildcards: Any) -> dict[str, Any]:
-        """The whole answers and queries; a mapped assessor's grader grades and the answer passages."""
+        """The whole answers and queries; a mapped assessor's grader grades and the rankings (which passage is whose)."""
         from snakemake.io import ancient
 
         a = self.assessor(wildcards.assessor)
@@ -148,7 +148,7 @@ class NuggetRules:
         if a.mode == "mapped":
             assert a.grader is not None
             inputs["grader_grades"] = self.lay.grades(a.grader)
-            inputs["answer_passages"] = self.lay.ingest("answer_passages")
+            inputs["rankings"] = self.lay.ingest("rankings")
         return inputs
 
     def _resources(self, g: Any) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def _answer_page(q: str, labels: pd.DataFrame, ev: pd.DataFrame, texts: dict[str
         rows.append({"run": run, "text": answers.get((run, q), ""), "cells": cells,
                      "scores": [scores.loc[run, n] if run in scores.index and n in scores.columns else None
                                 for n in names]})
-    return {"items": [{"id": i, "t": texts.get(i, ""), "imp": imp[i], "s": SHORT[imp[i]]} for i in items],
+    return {"nuggets": [{"id": i, "t": texts.get(i, ""), "imp": imp[i], "s": SHORT[imp[i]]} for i in items],
             "rows": rows}
 
 
