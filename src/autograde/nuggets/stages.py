@@ -84,7 +84,7 @@ def importance_digest(config: Config, bank: Bank) -> str:
     n = section(config)
     return content_hash({"items": [(i.item_id, i.text, (i.info or {}).get("importance")) for i in bank.items],
                          "importance": n.importance.model_dump(mode="json") if n.importance else None,
-                         "missing": n.missing_importance, "cache": config.grading.cache_dir}, 24)
+                         "missing": n.missing_importance}, 24)
 
 
 # -- stages ---------------------------------------------------------------------------------------------------------
@@ -197,7 +197,12 @@ def run_score_shard(config: Config, name: str, grades_path: str | Path, answers_
     grades = read_table(grades_path)
     answers = read_table(answers_path)
     mine = set(shard_of(_queries(queries_path), shard or None))
-    answers = answers[answers["query_id"].isin(mine) & answers["query_id"].isin(set(importance["query_id"]))]
+    answers = answers[answers["query_id"].isin(mine)]
+    unscored = answers[~answers["query_id"].isin(set(importance["query_id"]))]
+    if len(unscored):
+        logger.warning("%d answer(s) to queries without nuggets are not scored: %s", len(unscored),
+                       ", ".join(sorted(set(unscored["query_id"]))[:10]))
+    answers = answers[answers["query_id"].isin(set(importance["query_id"]))]
     imp = importance[importance["query_id"].isin(mine)]
     items = {str(q): list(g["item_id"]) for q, g in imp.groupby("query_id", sort=True)}
     labels = label_assignments(grades, answers, items, require_importance(imp, set(imp["item_id"])),
@@ -262,8 +267,15 @@ def run_nugget_leaderboards(config: Config, evaluation_path: str | Path, out_pat
     (settings of ``metrics.significance``)."""
     from autograde.stages import run_leaderboards
 
+    from autograde.errors import ConfigError
+    from autograde.tables import read_table
+
     n = section(config)
     sig = config.metrics.significance.model_copy(update={"baseline": n.baseline}) if n.baseline else None
+    runs = sorted(set(read_table(evaluation_path, ["run"])["run"]))
+    if n.baseline and n.baseline not in runs:
+        raise ConfigError(f"nuggets.baseline {n.baseline!r} is not a RAG run (fix: name one of {', '.join(runs)}, or "
+                          "null for no p-values)")
     run_leaderboards(evaluation_path, list(n.measures), out_paths, sig)
 
 
