@@ -265,9 +265,8 @@ def run_merge_nuggets(config: Config, name: str, shard_assignments: list[str], s
 def run_nugget_leaderboards(config: Config, evaluation_path: str | Path, out_paths: list[str]) -> None:
     """One TSV per nugget score, best run first; with ``nuggets.baseline``, permutation-test p-values against it
     (settings of ``metrics.significance``)."""
-    from autograde.stages import run_leaderboards
-
     from autograde.errors import ConfigError
+    from autograde.stages import run_leaderboards
     from autograde.tables import read_table
 
     n = section(config)
