@@ -87,10 +87,10 @@ rule assign_nuggets:
 
 
 use rule assign_nuggets as assign_nuggets_mapped with:
-    group:
-        "analysis"
     wildcard_constraints:
         assessor=NUGGET_RULES.assessor_constraint("mapped"),
+    group:
+        "analysis"
 
 
 rule score_nuggets:
@@ -101,7 +101,9 @@ rule score_nuggets:
         importance=ancient(NUG.nugget_table("importance.parquet")),
         queries=ancient(rules.ingest.output.queries),
     output:
-        assignments=NUG.nugget_shard("{assessor}", "{scatteritem}", ".assignments.parquet"),
+        assignments=NUG.nugget_shard(
+            "{assessor}", "{scatteritem}", ".assignments.parquet"
+        ),
         scores=NUG.nugget_shard("{assessor}", "{scatteritem}", ".scores.parquet"),
     log:
         "logs/score_nuggets/{assessor}/{scatteritem}.log",
