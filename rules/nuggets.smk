@@ -1,5 +1,6 @@
 # Nugget scores of the RAG answers (TREC RAG 2024 style; the nuggets: config section, docs/nuggets.md).
-# nugget_answers: the whole answers; nugget_importance: each nugget's vital/okay (the bank's, else a model's, cached);
+# nugget_answers: the whole answers; nugget_importance: each nugget's vital/okay (the bank's, else a model's, cached),
+# sharded by query like the assignments, so a score shard depends on its own importance shard only;
 # assign_nuggets: support / partial_support / not_support per (whole answer, nugget), sharded by query and cached
 # like grading (or mapped from an existing grader's passage grades); score_nuggets: labels and per-answer scores
 # of one shard; merge_nuggets: the assignment table (also as TREC RAG assignment JSONL) and the evaluation table;
@@ -37,14 +38,14 @@ rule nugget_answers:
 
 rule nugget_importance:
     input:
-        # ancient(): an edit of the bank reruns this step through the digest (params) only when it touches nuggets
+        # ancient(): an edit of the bank reruns exactly the shards whose nuggets it touches (the digest in params)
         bank=ancient(NUGGET_RULES.bank_file()),
         queries=rules.ingest.output.queries,
     output:
-        importance=NUG.nugget_table("importance.parquet"),
-        stats=NUG.nugget_table("importance.stats.json"),
+        importance=NUG.nugget_table("importance/shards/{scatteritem}.parquet"),
+        stats=NUG.nugget_table("importance/shards/{scatteritem}.stats.json"),
     log:
-        "logs/nuggets/importance.log",
+        "logs/nuggets/importance/{scatteritem}.log",
     conda:
         NUGGET_RULES.resource("conda_env", importance=True)
     threads: 2
@@ -54,9 +55,30 @@ rule nugget_importance:
         mem_mb=NUGGET_RULES.resource("mem_mb", importance=True),
         runtime=NUGGET_RULES.resource("runtime", importance=True),
     params:
-        digest=NUGGET_RULES.importance_digest(),
+        digest=NUGGET_RULES.importance_digest,
     script:
         "../scripts/nugget_importance.py"
+
+
+rule merge_importance:
+    input:
+        importance=gather.assign_nuggets(
+            NUG.nugget_table("importance/shards/{scatteritem}.parquet")
+        ),
+        stats=gather.assign_nuggets(
+            NUG.nugget_table("importance/shards/{scatteritem}.stats.json")
+        ),
+    output:
+        importance=NUG.nugget_table("importance.parquet"),
+        stats=NUG.nugget_table("importance.stats.json"),
+    log:
+        "logs/nuggets/merge_importance.log",
+    group:
+        "analysis"
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/nugget_merge_importance.py"
 
 
 rule assign_nuggets:
@@ -96,9 +118,9 @@ use rule assign_nuggets as assign_nuggets_mapped with:
 rule score_nuggets:
     input:
         grades=NUG.nugget_shard("{assessor}", "{scatteritem}", ".grades.parquet"),
-        # ancient(): only this shard's nuggets and their importance matter (the digest in params says which)
+        # ancient(): answers and queries change only with a rerun of the assignment jobs, which reruns this one
         answers=ancient(NUG.nugget_table("answers.parquet")),
-        importance=ancient(NUG.nugget_table("importance.parquet")),
+        importance=NUG.nugget_table("importance/shards/{scatteritem}.parquet"),
         queries=ancient(rules.ingest.output.queries),
     output:
         assignments=NUG.nugget_shard(

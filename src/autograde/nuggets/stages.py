@@ -80,9 +80,13 @@ def score_digest(config: Config, name: str, scatteritem: str, queries: dict[str,
                          "missing": n.missing_importance}, 24)
 
 
-def importance_digest(config: Config, bank: Bank) -> str:
+def importance_digest(config: Config, scatteritem: str, queries: dict[str, str],
+                      items: dict[str, list[BankItem]]) -> str:
+    """What one importance shard depends on: its queries' nuggets, the importance they are given, the model."""
     n = section(config)
-    return content_hash({"items": [(i.item_id, i.text, (i.info or {}).get("importance")) for i in bank.items],
+    mine = shard_of(queries, scatteritem)
+    return content_hash({"items": {q: [(i.item_id, i.text, (i.info or {}).get("importance")) for i in items.get(q, [])]
+                                   for q in mine},
                          "importance": n.importance.model_dump(mode="json") if n.importance else None,
                          "missing": n.missing_importance}, 24)
 
@@ -114,19 +118,41 @@ def _queries(path: str | Path) -> dict[str, str]:
     return read_queries(path)
 
 
-def run_importance(config: Config, queries_path: str | Path, out_path: str | Path, stats_path: str | Path) -> dict:
-    """Every nugget's importance (bank, model or default), written as a table, and its stats."""
+def run_importance(config: Config, queries_path: str | Path, out_path: str | Path, stats_path: str | Path,
+                   shard: str = "") -> dict:
+    """The importance (bank, model or default) of every nugget (of one shard's queries), as a table, and stats."""
+    from autograde.io.bank import Bank
     from autograde.io.text import atomic_write_text
     from autograde.nuggets.importance import importance_table
     from autograde.tables import write_table
 
     queries = _queries(queries_path)
-    table, stats = importance_table(config, read_nugget_bank(config, queries), config.banks[section(config).bank],
-                                    queries)
+    bank = read_nugget_bank(config, queries)
+    if shard:
+        mine = set(shard_of(queries, shard))
+        bank = Bank([i for i in bank.items if i.query_id in mine], bank.headers, bank.lines)
+    table, stats = importance_table(config, bank, config.banks[section(config).bank], queries)
     write_table(out_path, table, ["query_id", "item_id"])
+    stats = {"shard": shard, **stats}
     atomic_write_text(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")
-    logger.info("nugget importance: %s", json.dumps({k: v for k, v in stats.items() if k != "model"}, sort_keys=True))
+    logger.info("nugget importance %s: %s", shard or "-",
+                json.dumps({k: v for k, v in stats.items() if k != "model"}, sort_keys=True))
     return stats
+
+
+def run_merge_importance(shard_tables: list[str], shard_stats: list[str], out_path: str | Path,
+                         stats_path: str | Path) -> None:
+    """Join the importance shards (one table for the merge and the site; summed stats with the shards kept)."""
+    import pandas as pd
+
+    from autograde.io.text import atomic_write_text
+    from autograde.tables import read_table, write_table
+
+    write_table(out_path, pd.concat([read_table(p) for p in shard_tables], ignore_index=True), ["query_id", "item_id"])
+    shards = [json.loads(Path(p).read_text()) for p in shard_stats]
+    keys = ("nuggets", "from_bank", "from_model", "default", "n_vital", "n_okay")
+    total = {k: sum(int(s.get(k) or 0) for s in shards) for k in keys}
+    atomic_write_text(stats_path, json.dumps({**total, "shards": shards}, indent=2, sort_keys=True) + "\n")
 
 
 def run_assign_shard(config: Config, name: str, answers_path: str | Path, queries_path: str | Path,

@@ -117,10 +117,10 @@ class NuggetRules:
     def _items(self) -> dict[str, Any]:
         return self.bank.by_query() if self.bank is not None else {}
 
-    def importance_digest(self) -> str:
+    def importance_digest(self, wildcards: Any) -> str:
         from autograde.nuggets.stages import importance_digest
 
-        return importance_digest(self.config, self.bank) if self.bank is not None else ""
+        return importance_digest(self.config, wildcards.scatteritem, self.ctx.queries, self._items())
 
     def assign_digest(self, wildcards: Any) -> str:
         from autograde.nuggets.stages import assign_digest
