@@ -175,7 +175,11 @@ def run_assign_shard(config: Config, name: str, answers_path: str | Path, querie
     items = {q: v for q, v in read_nugget_bank(config, queries).by_query().items() if q in mine}
     if a.mode == "mapped":
         if grader_grades is None or rankings is None:
-            raise ValueError("a mapped assessor needs its grader's grades and the rankings")
+            from autograde.errors import InvalidValueError
+
+            raise InvalidValueError(f"assessor {name!r} maps grader {a.grader!r}: give its grades and the rankings "
+                                    "(fix: --grader-grades results/grades/<grader>.parquet --rankings "
+                                    "results/ingest/rankings.parquet)")
         grades = mapped_grades(read_table(grader_grades), read_table(rankings), answers, items)
         failed = int((grades["parse_status"] != "ok").sum())
         stats = {"grader": name, "pairs": len(grades), "mapped_from": a.grader, "cached": 0, "computed": 0,
