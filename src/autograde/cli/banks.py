@@ -140,11 +140,12 @@ def _importance_labels(args: argparse.Namespace) -> dict[str, str | None]:
         if args.from_file.endswith(".parquet"):
             from autograde.tables import read_table
 
-            rows = [(None, i, v) for i, v in read_table(args.from_file, ["item_id", "importance"]).itertuples(index=False)]
+            rows: list[tuple[int | None, str, str]] = [
+                (None, str(i), str(v)) for i, v in read_table(args.from_file, ["item_id", "importance"]).itertuples(index=False)]
         else:
             from autograde.io.text import iter_lines
 
-            rows = [(n, *line.split("\t")[:2]) for n, line in iter_lines(args.from_file, problems)
+            rows = [(n, line.split("\t")[0], line.split("\t")[1]) for n, line in iter_lines(args.from_file, problems)
                     if line.strip() and not line.startswith("#") and "\t" in line]
         for n, item, value in rows:
             if value.strip() not in IMPORTANCE_LABELS:

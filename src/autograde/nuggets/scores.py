@@ -84,8 +84,8 @@ class NuggetScore:
         return credit / len(used)
 
 
-MEASURES: tuple[NuggetScore, ...] = tuple(NuggetScore(s, strict) for s in ("all", "vital", "weighted")  # type: ignore[arg-type]
-                                          for strict in (False, True))
+SUBSETS: tuple[Subset, ...] = ("all", "vital", "weighted")
+MEASURES: tuple[NuggetScore, ...] = tuple(NuggetScore(s, strict) for s in SUBSETS for strict in (False, True))
 """Every nugget score, in the order reports list them."""
 REFERENCE_MEASURES: tuple[str, ...] = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
 """The four the reference scorer writes, in its order."""

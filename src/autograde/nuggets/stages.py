@@ -323,7 +323,7 @@ def run_nuggets(config: Config, names: list[str] | None = None) -> dict[str, Any
     out: dict[str, Any] = {}
     for name in names or [a.name for a in n.assessors]:
         a, shard = assessor(config, name), "1-of-1"
-        mapped = {}
+        mapped: dict[str, str] = {}
         if a.mode == "mapped":
             mapped = {"grader_grades": lay.grades(str(a.grader)), "rankings": lay.ingest("rankings")}
             missing = [p for p in mapped.values() if not Path(p).is_file()]
@@ -334,7 +334,8 @@ def run_nuggets(config: Config, names: list[str] | None = None) -> dict[str, Any
         f = {k: lay.nugget_shard(name, shard, k) for k in (".grades.parquet", ".stats.json", ".failures.jsonl",
                                                             ".assignments.parquet", ".scores.parquet")}
         run_assign_shard(config, name, answers, queries, f[".grades.parquet"], f[".stats.json"],
-                         f[".failures.jsonl"], **mapped)
+                         f[".failures.jsonl"], grader_grades=mapped.get("grader_grades"),
+                         rankings=mapped.get("rankings"))
         run_score_shard(config, name, f[".grades.parquet"], answers, importance, queries, f[".assignments.parquet"],
                         f[".scores.parquet"])
         merged = {"assignments": lay.nuggets(name, "assignments.parquet"), "jsonl": lay.nuggets(name, "assignments.jsonl"),

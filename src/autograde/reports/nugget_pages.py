@@ -45,7 +45,7 @@ def _answer_page(q: str, labels: pd.DataFrame, ev: pd.DataFrame, texts: dict[str
     rows = []
     for run, g in labels.groupby("run", sort=True):
         by_item = {r.item_id: r for r in g.itertuples(index=False)}
-        cells = []
+        cells: list[dict[str, str] | None] = []
         for i in items:
             r = by_item.get(i)
             if r is None:
