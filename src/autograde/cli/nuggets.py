@@ -37,7 +37,7 @@ def cmd_importance(args: argparse.Namespace) -> int:
     config = load_experiment(args)
     lay = Layout.of(config.results_dir)
     out = args.out or lay.nugget_table("importance.parquet")
-    stats = run_importance(config, config.data.queries, out, out.removesuffix(".parquet") + ".stats.json")
+    stats = run_importance(config, config.data.queries_file, out, out.removesuffix(".parquet") + ".stats.json")
     print(json.dumps({k: v for k, v in stats.items() if k != "model"}, sort_keys=True))
     return 0
 

@@ -47,7 +47,7 @@ def read_nugget_bank(config: Config, queries: dict[str, str] | None) -> Bank:
     from autograde.io.bank import read_bank_for_queries
 
     problems = Problems()
-    bank = read_bank_for_queries(config.banks[section(config).bank], problems, queries, config.data.queries)
+    bank = read_bank_for_queries(config.banks[section(config).bank], problems, queries, config.data.queries_file)
     problems.raise_if_any()
     return bank
 
@@ -316,7 +316,7 @@ def run_nuggets(config: Config, names: list[str] | None = None) -> dict[str, Any
     from autograde.nuggets.config import NUGGET_VARIANT
     from autograde.nuggets.scores import ALL_QUERIES
 
-    n, lay, queries = section(config), Layout.of(config.results_dir), config.data.queries
+    n, lay, queries = section(config), Layout.of(config.results_dir), config.data.queries_file
     answers, importance = lay.nugget_table("answers.parquet"), lay.nugget_table("importance.parquet")
     run_answers(config, answers)
     run_importance(config, queries, importance, lay.nugget_table("importance.stats.json"))

@@ -91,7 +91,7 @@ class NuggetRules:
                               "nuggets are unknown when the workflow starts (fix: autograde bank init-edit, then "
                               "grade_with: edited)")
         problems = Problems()
-        bank = read_bank_for_queries(self.config.banks[name], problems, self.ctx.queries, self.config.data.queries)
+        bank = read_bank_for_queries(self.config.banks[name], problems, self.ctx.queries, self.config.data.queries_file)
         problems.raise_if_any()
         return bank
 
