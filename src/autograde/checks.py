@@ -245,6 +245,9 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     check_official_leaderboard(config, inputs, src, problems)
     check_generation(config, problems)
     check_citations(config, problems)
+    from autograde.nuggets.checks import check_nuggets
+
+    check_nuggets(config, banks, problems)  # nugget scores: prompts, importance in the bank
     pool = check_pool_text(config, inputs, problems) if not problems else 0
     problems.raise_if_any()
     counts = {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from autograde.banks.config import BankGenerationConfig, add_generated_banks
 from autograde.errors import ConfigError, InvalidValueError
 from autograde.metrics.config import MetricsConfig
+from autograde.nuggets.config import NuggetsConfig, check_nuggets_config
 from autograde.reports.config import ReportsConfig
 from autograde.rubric.config import CalibratedQrelsConfig, RubricConfig
 
@@ -179,6 +180,7 @@ class Config(Strict):
     bank_generation: dict[str, BankGenerationConfig] = Field(default_factory=dict, description="Phase 1: test banks an LLM drafts, by bank name (graders use them with bank: <name>); see docs/banks.md")
     rubric: RubricConfig | None = Field(default=None, description="LLM-RUBRIC calibration network (Hashemi et al., ACL 2024) on rubric answers and human judges; null = off; see docs/rubric.md")
     calibrated_qrels: CalibratedQrelsConfig | None = Field(default=None, description="calibrated relevance labels from several graders' qrels or grades, trained on the judged passages (cross-validated by query); evaluated like another grader named 'calibrated'; null = off")
+    nuggets: NuggetsConfig | None = Field(default=None, description="nugget scores of the RAG answers (TREC RAG 2024: importance, assignment, All / Vital / Weighted scores, leaderboards); null = off; see docs/nuggets.md")
 
     @model_validator(mode="before")
     @classmethod
@@ -199,6 +201,7 @@ class Config(Strict):
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 out.append((("graders", i, "bank"), f"grader {g.name!r} uses bank {g.bank!r}, which is not under "
                             f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
+        out += check_nuggets_config(self)  # the nuggets: section against banks, graders and answers
         return out
 
     def grader(self, name: str) -> GraderConfig:

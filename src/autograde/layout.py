@@ -183,3 +183,19 @@ class Layout:
     def reproduction_table(self, table: str, name: str = "measured.json") -> str:
         """What the tool measured for one reproduced table (``measured.json``) and that table's own outputs."""
         return f"{self.root}/reproduction/tables/{table}/{name}"
+
+    # nugget scores of RAG answers (autograde.nuggets)
+    def nugget_table(self, name: str) -> str:
+        """Tables shared by every assessor: ``answers.parquet`` (whole answers), ``importance.parquet`` and
+        ``importance.stats.json``."""
+        return f"{self.root}/nuggets/{name}"
+
+    def nuggets(self, assessor: str, name: str) -> str:
+        """One assessor's merged outputs: ``assignments.parquet``, ``assignments.jsonl`` (TREC RAG format),
+        ``stats.json``, ``failures.jsonl``."""
+        return f"{self.root}/nuggets/{assessor}/{name}"
+
+    def nugget_shard(self, assessor: str, item: str, suffix: str) -> str:
+        """One assessor's shard file: ``.grades.parquet``, ``.stats.json``, ``.failures.jsonl`` (assignment grades),
+        ``.assignments.parquet``, ``.scores.parquet`` (labels and per-answer scores)."""
+        return f"{self.root}/nuggets/{assessor}/shards/{item}{suffix}"

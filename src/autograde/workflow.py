@@ -180,6 +180,9 @@ class WorkflowContext:
         if self.config.data.qrels:
             out += [{"grader": HUMAN, "qrels": "-", "measure": m, "path": lay.leaderboard(HUMAN, None, m)}
                     for m in self.measures()]
+        from autograde.nuggets.workflow import nugget_leaderboard_table
+
+        out += nugget_leaderboard_table(self.config)  # nugget scores of the RAG answers (when configured)
         return out
 
     def leaderboard_files(self) -> list[str]:
@@ -207,6 +210,9 @@ class WorkflowContext:
         from autograde.rubric.stages import rubric_targets
 
         out += rubric_targets(self.config)  # LLM-RUBRIC network and calibrated qrels (when configured)
+        from autograde.nuggets.workflow import nugget_targets
+
+        out += nugget_targets(self.config)  # nugget scores of the RAG answers (when configured)
         return out
 
 

@@ -46,8 +46,13 @@ def bank_stats(bank: Bank, queries: dict[str, str] | None = None) -> dict[str, A
     kinds: dict[str, int] = {}
     for it in bank.items:
         kinds[it.kind] = kinds.get(it.kind, 0) + 1
+    importance: dict[str, int] = {}
+    for it in bank.items:
+        if it.kind == "nugget" or (it.info or {}).get("importance") is not None:
+            key = str((it.info or {}).get("importance") or "unset")
+            importance[key] = importance.get(key, 0) + 1
     return {
-        "queries": len(by_q), "items": len(bank.items), "kinds": kinds,
+        "queries": len(by_q), "items": len(bank.items), "kinds": kinds, "importance": importance,
         "with_gold_answers": sum(1 for it in bank.items if it.gold_answers),
         "items_per_query": _dist([len(v) for v in by_q.values()]),
         "per_query": {q: len(v) for q, v in by_q.items()},
@@ -69,6 +74,11 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
            f"words per item: min {wpi['min']}, p25 {wpi['p25']}, median {wpi['median']}, p75 {wpi['p75']}, "
            f"max {wpi['max']}",
            f"characters per item: min {cpi['min']}, median {cpi['median']}, max {cpi['max']}"]
+    if stats.get("importance"):
+        imp = stats["importance"]
+        out.append("importance: " + ", ".join(f"{imp[k]} {k}" for k in ("vital", "okay", "unset") if k in imp)
+                   + "".join(f", {n} {k!r} (not vital/okay)" for k, n in sorted(imp.items())
+                             if k not in ("vital", "okay", "unset")))
     if stats["near_duplicates"]:
         out.append(f"near-duplicates (same text after normalization): {len(stats['near_duplicates'])}")
         out.extend(f"  {d['query_id']}: {d['text']!r} ~ {d['same_as_text']!r}" for d in stats["near_duplicates"][:20])
@@ -78,6 +88,21 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
     if stats["unknown_queries"]:
         out.append(f"queries not in the queries file: {', '.join(stats['unknown_queries'][:20])}")
     return out
+
+
+def set_importance(bank: Bank, labels: dict[str, str | None]) -> tuple[Bank, list[str]]:
+    """A copy of ``bank`` with ``info.importance`` set (or, for None, removed) on the items named in ``labels``
+    (item id -> vital / okay / None); returns it and the ids of ``labels`` that are not in the bank."""
+    out = Bank(list(bank.items), dict(bank.headers), dict(bank.lines))
+    known = {it.item_id for it in bank.items}
+    for k, it in enumerate(out.items):
+        if it.item_id not in labels:
+            continue
+        info = {key: v for key, v in (it.info or {}).items() if key != "importance"}
+        if labels[it.item_id] is not None:
+            info["importance"] = labels[it.item_id]
+        out.items[k] = BankItem(it.item_id, it.query_id, it.kind, it.text, it.gold_answers, it.facet_id, info or None)
+    return out, sorted(set(labels) - known)
 
 
 def _item(it: BankItem) -> dict[str, Any]:

@@ -8,6 +8,7 @@ Examples::
     autograde bank import nuggets.jsonl --from nuggetizer --out banks/nuggets.jsonl.gz --queries data/queries.tsv
     autograde bank export banks/questions.edited.jsonl --to tsv --out questions.tsv
     autograde bank init-edit --config config/experiments/my.yaml --bank questions
+    autograde bank set-importance banks/nuggets.jsonl --set q1/0f3c...=vital --out banks/nuggets.jsonl
     autograde bank generate --config config/experiments/my.yaml --bank questions
 
 Every file a command reads may be in any supported format (``--from``; ``auto`` detects it): workbench JSONL(.gz),
@@ -126,6 +127,64 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _importance_labels(args: argparse.Namespace) -> dict[str, str | None]:
+    """item id -> importance from --set, --clear and --from-file (a TSV item_id<TAB>importance, or the workflow's
+    importance table); a value other than vital / okay is an error naming where it came from."""
+    from autograde.errors import Problems
+    from autograde.nuggets.labels import IMPORTANCE_LABELS
+
+    problems = Problems()
+    labels: dict[str, str | None] = {}
+    fix = "write vital or okay"
+    if args.from_file:
+        if args.from_file.endswith(".parquet"):
+            from autograde.tables import read_table
+
+            rows: list[tuple[int | None, str, str]] = [
+                (None, str(i), str(v)) for i, v in read_table(args.from_file, ["item_id", "importance"]).itertuples(index=False)]
+        else:
+            from autograde.io.text import iter_lines
+
+            rows = [(n, line.split("\t")[0], line.split("\t")[1]) for n, line in iter_lines(args.from_file, problems)
+                    if line.strip() and not line.startswith("#") and "\t" in line]
+        for n, item, value in rows:
+            if value.strip() not in IMPORTANCE_LABELS:
+                problems.add(args.from_file, n, f"importance {value.strip()!r} of {item}", fix)
+            labels[item.strip()] = value.strip()
+    for given in args.set or []:
+        item, _, value = given.rpartition("=")
+        if not item or value not in IMPORTANCE_LABELS:
+            problems.add("command line", None, f"--set {given!r} is not ITEM_ID=vital or ITEM_ID=okay", fix)
+        labels[item] = value
+    labels.update({item: None for item in args.clear or []})
+    problems.raise_if_any()
+    return labels
+
+
+def cmd_set_importance(args: argparse.Namespace) -> int:
+    """Set (or clear) nuggets' importance in a bank; hand-set importance wins over the importance model."""
+    from autograde.banks.formats import export_bank
+    from autograde.banks.tools import set_importance
+    from autograde.errors import InputError, Problem
+
+    bank, _ = _read(args.bank, args.from_, args.kind)
+    labels = _importance_labels(args)
+    if args.only_missing:
+        open_ids = {it.item_id for it in bank.items if (it.info or {}).get("importance") is None}
+        labels = {k: v for k, v in labels.items() if k in open_ids}
+    out, unknown = set_importance(bank, labels)
+    if unknown:
+        raise InputError([Problem(args.bank, None, f"no item {u} in the bank", "use the item ids of the bank "
+                                  "(autograde bank stats --json lists them)") for u in unknown])
+    export_bank(out, args.out, "workbench")
+    counts: dict[str, int] = {}
+    for it in out.items:
+        key = str((it.info or {}).get("importance") or "unset")
+        counts[key] = counts.get(key, 0) + 1
+    print(json.dumps({"out": args.out, "changed": len(labels), "importance": counts}, sort_keys=True))
+    return 0
+
+
 def cmd_init_edit(args: argparse.Namespace) -> int:
     """Copy a generated bank to the file humans edit (never overwrites an edited file without --force)."""
     from autograde.banks.config import edited_bank_path, generated_bank_path
@@ -193,7 +252,8 @@ def _common(p: argparse.ArgumentParser, kind: bool = True) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``bank`` with its subcommands to the ``autograde`` CLI."""
-    p = subparsers.add_parser("bank", help="test banks: stats, diff, merge, import, export, init-edit, generate",
+    p = subparsers.add_parser("bank", help="test banks: stats, diff, merge, import, export, set-importance, init-edit, "
+                              "generate",
                               description="Look at, compare, combine, convert and start editing test banks; "
                               "generate one.")
     sub = p.add_subparsers(dest="bank_command", required=True)
@@ -240,6 +300,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--examples", type=int, default=3, help="examples shown per drop reason (default %(default)s)")
     _common(e)
     e.set_defaults(func=cmd_export)
+
+    si = add_command(sub, "set-importance", "set or clear nuggets' importance (vital / okay) in a bank")
+    si.add_argument("bank", help="the bank to read")
+    si.add_argument("--out", required=True, help="the bank to write (workbench format; may be the same file)")
+    si.add_argument("--set", action="append", metavar="ITEM_ID=IMPORTANCE",
+                    help="set one item's importance (vital or okay; repeatable)")
+    si.add_argument("--clear", action="append", metavar="ITEM_ID", help="remove one item's importance (repeatable)")
+    si.add_argument("--from-file", help="many at once: TSV item_id<TAB>importance, or the workflow's "
+                    "results/nuggets/importance.parquet (to keep a model's labels in the bank)")
+    si.add_argument("--only-missing", action="store_true",
+                    help="leave items that already have an importance as they are (hand edits win)")
+    _common(si)
+    si.set_defaults(func=cmd_set_importance)
 
     n = add_command(sub, "init-edit", "copy a generated bank to the file you edit (grade_with: edited)")
     n.add_argument("--config", help="experiment config (with --bank: source and target from bank_generation:)")

@@ -27,7 +27,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--custom", action="append", default=[], metavar="FILE.yaml",
                    help="also load custom prompts from this YAML file (repeatable)")
-    p.add_argument("--kind", choices=["rating", "extraction", "verification", "direct", "generation"],
+    p.add_argument("--kind", choices=["rating", "extraction", "verification", "direct", "generation", "importance",
+                                      "assignment"],
                    help="only this kind (generation: the test-bank generation prompts)")
     p.add_argument("--show", metavar="NAME", help="print the template(s) of one prompt class (Name or Name@version)")
     p.set_defaults(func=cmd_prompts)

@@ -113,20 +113,32 @@ def label_probs_from_text_logprobs(labels: Sequence[str], top: Sequence[tuple[st
     """Raw label probabilities from an API's ``top_logprobs`` [(token text, logprob)] of the first position.
 
     A token counts for a label when its text, stripped of whitespace and lower-cased, is the label (``"Yes"``,
-    ``" yes"`` count for ``yes``; ``" 4"`` for ``4``). Each distinct token counts once; labels absent from the
-    top-k get 0, and ``label_mass`` shows how much was seen (none at all: the backend parses the text instead).
+    ``" yes"`` count for ``yes``; ``" 4"`` for ``4``). A label of words joined by underscores
+    (``partial_support``), which no tokenizer has as one token, also counts the token of its first word
+    (``"partial"``, ``" Not"``) when no other label starts with that word: the first token is all a logprobs API
+    shows. Each distinct token counts once; labels absent from the top-k get 0, and ``label_mass`` shows how much
+    was seen (none at all: the backend parses the text instead).
+
+    >>> p = label_probs_from_text_logprobs(["support", "partial_support", "not_support"],
+    ...                                    [(" partial", -0.5), ("support", -2.0), ("Not", -3.0), ("none", -1.0)])
+    >>> [round(p[k], 3) for k in ("support", "partial_support", "not_support")]
+    [0.135, 0.607, 0.05]
     """
     probs = {label: 0.0 for label in labels}
+    firsts = {label.lower().split("_")[0]: label for label in labels if "_" in label.strip("_")}
+    firsts = {w: label for w, label in firsts.items()
+              if not any(other != label and other.lower().split("_")[0] == w for other in labels)}
     seen: set[str] = set()
     for token, logprob in top:
         if token in seen or not math.isfinite(logprob):
             continue
         seen.add(token)
         piece = token.strip().lower()
-        for label in labels:
-            if piece and piece == label.lower():
-                probs[label] += math.exp(logprob)
-                break
+        if not piece:
+            continue
+        match = next((label for label in labels if piece == label.lower()), None) or firsts.get(piece)
+        if match is not None:
+            probs[match] += math.exp(logprob)
     return probs
 
 

@@ -29,6 +29,16 @@ first prompt as sent, ``{answer}``, the unusable answer, and ``{problem}``, what
 >>> text.splitlines()[-2]
 '{ "questions" : {question_text_1, question_text_2, ... } }'
 
+Nugget evaluation prompts (TREC RAG 2024 style, autograde's own wording): kind ``importance`` labels a nugget
+``vital`` or ``okay`` for its query (fields ``{query}``, ``{nugget}``; no passage), kind ``assignment`` labels how
+a whole generated answer (``{context}``) covers a nugget: ``support``, ``partial_support`` or ``not_support``.
+
+>>> a = get_prompt("NuggetAssignment")
+>>> a.kind, list(a.labels), a.max_grade
+('assignment', ['support', 'partial_support', 'not_support'], 2)
+>>> list(get_prompt("NuggetImportance").labels)
+['vital', 'okay']
+
 Versions:
 
 - ``v1`` (default): the words of the prompts exactly as published in the seeds (Rubric-Grading Workbench
@@ -55,12 +65,12 @@ from autograde.ids import content_hash
 if TYPE_CHECKING:
     from autograde.grading.base import GradeRequest
 
-PromptKind = Literal["rating", "extraction", "verification", "direct", "generation"]
+PromptKind = Literal["rating", "extraction", "verification", "direct", "generation", "importance", "assignment"]
 ItemKind = Literal["question", "nugget", "query"]
 AnswerCheck = Literal["labels", "unanswerable", "answer_key"]
 PromptOrder = Literal["question_first", "passage_first"]
 
-KINDS: tuple[str, ...] = ("rating", "extraction", "verification", "direct", "generation")
+KINDS: tuple[str, ...] = ("rating", "extraction", "verification", "direct", "generation", "importance", "assignment")
 ITEM_KINDS: tuple[str, ...] = ("question", "nugget", "query")
 ANSWER_CHECKS: tuple[str, ...] = ("labels", "unanswerable", "answer_key")
 FIELDS: tuple[str, ...] = ("question", "nugget", "query", "context", "gold", "answer")
@@ -586,6 +596,53 @@ def _generation_prompts() -> list[PromptClass]:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# Nugget evaluation prompts (TREC RAG 2024's importance and assignment labels). Our own wording: the labels and their
+# meaning follow the track's definitions (vital: must be in a good answer; okay: worthwhile; support / partial_support
+# / not_support of a nugget by a whole answer); the reference implementation's prompts are not copied. The label
+# comes last, one word, so logits scoring reads it at the first answer position.
+
+_SRC_NUGGETS = "autograde's own wording of the TREC RAG 2024 nugget labels (Pradeep et al., arXiv:2411.09607)"
+
+NUGGET_IMPORTANCE_INSTRUCTION = (
+    "You decide how important a fact (a nugget) is for answering a search query.\n"
+    "- vital: a good answer to the query must state this fact.\n"
+    "- okay: the fact is useful, but a good answer may leave it out.\n"
+)
+NUGGET_ASSIGNMENT_INSTRUCTION = (
+    "You check whether an answer to a search query states a fact (a nugget).\n"
+    "- support: the answer states the fact completely.\n"
+    "- partial_support: the answer states part of the fact, or states it only vaguely.\n"
+    "- not_support: the answer does not state the fact.\n"
+)
+IMPORTANCE_LABELS = {"vital": 1, "okay": 0}
+ASSIGNMENT_LABELS = {"support": 2, "partial_support": 1, "not_support": 0}
+
+
+def _nugget_prompts() -> list[PromptClass]:
+    imp, asg = NUGGET_IMPORTANCE_INSTRUCTION, NUGGET_ASSIGNMENT_INSTRUCTION
+    reply_imp = "Reply with one word, vital or okay."
+    reply_asg = "Reply with one label: support, partial_support or not_support."
+    return [
+        PromptClass(
+            "NuggetImportance", "v1", "importance", "nugget",
+            imp + "Query: {query}\nNugget: {nugget}\n" + reply_imp,
+            IMPORTANCE_LABELS,
+            passage_first_template=imp + "Query: {query}\nNugget: {nugget}\n" + reply_imp,
+            source=_SRC_NUGGETS,
+            description="importance of a nugget for its query: vital or okay (no passage)",
+        ),
+        PromptClass(
+            "NuggetAssignment", "v1", "assignment", "nugget",
+            asg + "Query: {query}\nNugget: {nugget}\nAnswer text: {context}\n" + reply_asg,
+            ASSIGNMENT_LABELS,
+            passage_first_template=asg + "Answer text: {context}\nQuery: {query}\nNugget: {nugget}\n" + reply_asg,
+            source=_SRC_NUGGETS,
+            description="how a whole generated answer covers a nugget: support, partial_support or not_support",
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------------
 # The registry.
 
 _REGISTRY: dict[str, dict[str, PromptClass]] = {}
@@ -661,7 +718,8 @@ def validate_prompt(p: PromptClass) -> list[str]:
                 f"{label} uses unknown field(s) {', '.join('{' + u + '}' for u in unknown)}; "
                 f"valid fields: {', '.join('{' + f + '}' for f in FIELDS)}"
             )
-        required = {item_field} | ({"gold", "answer"} if p.kind == "verification" else {"context"})
+        required = {item_field} | ({"gold", "answer"} if p.kind == "verification" else
+                                   {"query"} if p.kind == "importance" else {"context"})
         missing = sorted(required - used)
         if missing:
             problems.append(f"{label} lacks field(s) {', '.join('{' + m + '}' for m in missing)}")
@@ -683,6 +741,8 @@ def validate_prompt(p: PromptClass) -> list[str]:
     lowered = [str(label).lower() for label in p.labels]
     if len(set(lowered)) != len(lowered):
         problems.append("labels must differ ignoring case")
+    if p.kind in ("importance", "assignment") and p.item_kind != "nugget":
+        problems.append(f"{p.kind} prompts label nuggets: item_kind must be nugget, got {p.item_kind!r}")
     if p.kind == "verification" and not p.answer_prompt:
         problems.append("verification prompts need answer_prompt (the extraction prompt whose answer is verified)")
     return problems
@@ -905,3 +965,5 @@ for _p in _wb1_prompts():
     register_prompt(_p)
 for _p in _generation_prompts():
     register_prompt(_p, default=_p.version == "v1")
+for _p in _nugget_prompts():
+    register_prompt(_p, default=True)

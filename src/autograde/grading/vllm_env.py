@@ -144,34 +144,39 @@ def run_in_vllm_env(python: str, args: list[str], what: str, threads: int | None
                        "a rerun sends only the rest)")
 
 
-def grade_shard(raw_config: dict[str, Any], grader: str, pool: str, queries: str, grades: str, stats: str,
-                failures: str, *, shard: str = "", threads: int | None = None, digest: str | None = None,
-                python: str | None = None) -> dict[str, Any]:
-    """Grade one pool shard with a ``vllm`` grader through ``autograde grade`` in the vLLM environment.
-
-    ``raw_config`` is the experiment as a mapping (the workflow's resolved config); it is written to a temporary
-    YAML file for the child (its paths are relative to the working directory, not to the file). Returns the
-    shard's stats.
-    """
+def run_cli_in_vllm_env(raw_config: dict[str, Any], command: list[str], what: str, threads: int | None = None,
+                        python: str | None = None) -> None:
+    """Run ``autograde <command> --config CONFIG`` in the vLLM environment, ``raw_config`` (the experiment as a
+    mapping, the workflow's resolved config) written to a temporary YAML file for it (its paths are relative to the
+    working directory, not to the file)."""
     import yaml
 
     python = python or find_vllm_python()
-    Path(grades).parent.mkdir(parents=True, exist_ok=True)
     fd, cfg_path = tempfile.mkstemp(prefix="autograde-vllm-job-", suffix=".yaml")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             yaml.safe_dump(raw_config, f, sort_keys=False)
-        args = ["-m", "autograde.cli", "grade", "--config", cfg_path, "--grader", grader, "--pool", str(pool),
-                "--queries", str(queries), "--out", str(grades), "--stats", str(stats), "--failures", str(failures)]
-        if shard:
-            args += ["--shard", shard]
-        if digest:
-            args += ["--digest", digest]
+        args = ["-m", "autograde.cli", *command, "--config", cfg_path]
         if threads:
             args += ["--threads", str(threads)]
-        run_in_vllm_env(python, args, f"grader {grader}" + (f" shard {shard}" if shard else ""), threads)
+        run_in_vllm_env(python, args, what, threads)
     finally:
         Path(cfg_path).unlink(missing_ok=True)
+
+
+def grade_shard(raw_config: dict[str, Any], grader: str, pool: str, queries: str, grades: str, stats: str,
+                failures: str, *, shard: str = "", threads: int | None = None, digest: str | None = None,
+                python: str | None = None) -> dict[str, Any]:
+    """Grade one pool shard with a ``vllm`` grader through ``autograde grade`` in the vLLM environment
+    (:func:`run_cli_in_vllm_env`). Returns the shard's stats."""
+    Path(grades).parent.mkdir(parents=True, exist_ok=True)
+    args = ["grade", "--grader", grader, "--pool", str(pool), "--queries", str(queries), "--out", str(grades),
+            "--stats", str(stats), "--failures", str(failures)]
+    if shard:
+        args += ["--shard", shard]
+    if digest:
+        args += ["--digest", digest]
+    run_cli_in_vllm_env(raw_config, args, f"grader {grader}" + (f" shard {shard}" if shard else ""), threads, python)
     return json.loads(Path(stats).read_text(encoding="utf-8"))
 
 

@@ -92,9 +92,10 @@ def read_answers(path: str | Path, max_words: int = 400, problems: Problems | No
     return out
 
 
-def iter_answers(path: str | Path, max_words: int, probs: Problems) -> Iterator[AnswerPassage]:
-    """The passages of one answers file, one answer line at a time (a file of thousands of answers is never held
-    whole); every problem goes to ``probs`` with its line."""
+def iter_answer_texts(path: str | Path, probs: Problems) -> Iterator[tuple[int, str, str, str]]:
+    """``(line, run, query_id, whole answer text)`` of every usable answer of one file, one line at a time; every
+    problem (malformed record, second answer of a run to a query, answer without text) goes to ``probs`` with its
+    line. The nugget scores use whole answers; :func:`iter_answers` splits them into passages."""
     seen: set[tuple[str, str]] = set()
     p = str(path)
     for n, rec in iter_json_objects(p, probs, "one JSON object per line; see the README for the answer formats"):
@@ -127,13 +128,19 @@ def iter_answers(path: str | Path, max_words: int, probs: Problems) -> Iterator[
             probs.add(p, n, f"second answer of run {run!r} for query {qid!r}", "keep one answer per run and query")
             continue
         seen.add((run, qid))
-        pieces = split_answer(text, max_words)
-        if not pieces:
+        if not text.strip():
             probs.add(p, n, f"empty answer of run {run!r} for query {qid!r}", "remove the line or give it text")
             continue
+        yield n, run, qid, text
+
+
+def iter_answers(path: str | Path, max_words: int, probs: Problems) -> Iterator[AnswerPassage]:
+    """The passages of one answers file, one answer line at a time (a file of thousands of answers is never held
+    whole); every problem goes to ``probs`` with its line."""
+    for _, run, qid, text in iter_answer_texts(path, probs):
         used: set[str] = set()
         rank = 0
-        for piece in pieces:
+        for piece in split_answer(text, max_words):
             pid = passage_id_for_text(piece)
             if pid in used:  # the same paragraph twice in one answer counts once
                 continue

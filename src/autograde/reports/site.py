@@ -241,7 +241,9 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     official = _official(res, official_path)
     corr = _read_tsv(res / "reports" / "correlation.tsv")
     if len(corr):
-        corr = corr[corr["grader"].isin([*graders, "human"])]
+        from autograde.reports.nugget_pages import discover_assessors
+
+        corr = corr[corr["grader"].isin([*graders, "human", *discover_assessors(res)])]
     methods = [m for m in ("spearman", "kendall", "tau_ap") if m in corr]
     plots = res / "reports" / "plots"
     if plots.is_dir():
@@ -254,8 +256,11 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
               "method_names": {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "tau_ap": "τ-ap"}}
     agreement = [a for g in data for a in _agreement_rows(g.agreement)]
     grader_cards = [{"name": g.name, "summary": g.summary, "href": f"{g.name}/index.html"} for g in data]
+    from autograde.reports.nugget_pages import build_nugget_pages
+
+    nuggets = build_nugget_pages(res, out, common, queries, _write, stats, slug)
     _write(out / "index.html", render(
-        "index.html", **common, root="", graders=grader_cards, correlation=_correlation_rows(corr, methods),
+        "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
         n_systems=len(next(iter(human.values()))) if human else None), stats)
     for g in data:

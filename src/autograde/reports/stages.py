@@ -220,8 +220,11 @@ def config_leaderboard_sources(config: Config, results: str | Path | None = None
     graders = {}
     for g in config.graders:
         graders[g.name] = (config.qrels_variants_of(g.name), config.cover_thresholds_of(g.name))
-    return leaderboard_sources(results or config.results_dir, graders, list(config.evaluation.measures),
-                               bool(config.data.qrels))
+    from autograde.nuggets.workflow import nugget_correlation_sources
+
+    r = str(results or config.results_dir)
+    return (leaderboard_sources(r, graders, list(config.evaluation.measures), bool(config.data.qrels))
+            + nugget_correlation_sources(config, r))
 
 
 def _per_query(path: str, measure: str, column: str, cache: dict[str, pd.DataFrame]) -> pd.DataFrame:

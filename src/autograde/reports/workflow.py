@@ -73,6 +73,9 @@ class ReportRules:
             "queries": lay.ingest("queries"),
             "judgments": lay.ingest("judgments"),
         }
+        from autograde.nuggets.workflow import nugget_targets
+
+        inputs["nuggets"] = nugget_targets(self.config)  # the nugget pages (when nuggets: is configured)
         if self.config.data.official_leaderboard:
             inputs["correlation"] = lay.reports("correlation.tsv")
             inputs["official"] = self.config.data.official_leaderboard

