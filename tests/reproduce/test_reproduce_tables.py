@@ -182,7 +182,7 @@ def test_calibrated_qrels_kappa_is_computed_per_seed(plan_factory, tmp_path: Pat
     judgments = shared_data("dl20", "qrels.dl20-passage.txt")
     sources = [str(shared_data("dl20", "autograded-qrels", f"{p}.qrel")) for p in ("FagB", "Sun")]
     settings = {"judgments": str(judgments), "sources": sources, "seeds": [0, 1],
-                "settings": {"network": {"members": 1, "pretrain_epochs": 3, "finetune_epochs": 3}}}
+                "settings": {"estimators": ["logistic"], "logistic_c": [1.0]}}  # the fast estimator: the table's plumbing
     m = run_table(plan_factory(calibrated_qrels_dl20=settings), "calibrated_qrels_dl20")
     assert m.status == "ok" and len(m.values) == 4 and all(v.n == 2 for v in m.values)
     got = outcomes("calibrated-qrels.yaml", "calibrated-qrels-dl20", m)
