@@ -48,8 +48,12 @@ $(NUGGETIZER_VENV)/.installed:
 
 nuggetizer-env: $(NUGGETIZER_VENV)/.installed
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays on one worker, so its module and
+# session fixtures are built once), then the tests marked `serial` alone (a wall-clock budget or machine-wide state).
+TEST_WORKERS ?= 2
 test: install vllm-env nuggetizer-env lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not serial"
+	$(PY) -m pytest -q -m serial
 
 # Static checks: ruff over the Python code, mypy (no error beyond tools/mypy-baseline.txt), snakefmt over the
 # workflow files, and Snakemake's own linter.

@@ -31,7 +31,7 @@ class _StderrHandler(logging.StreamHandler):
 def setup_logging(level: int = logging.INFO) -> None:
     """Configure the package logger once (stderr, one line per record); other handlers (a job's log file) stay."""
     if any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        if level < logger.level:
+        if level < logger.getEffectiveLevel():  # NOTSET (0) would inherit the root's WARNING
             logger.setLevel(level)
         return
     handler = _StderrHandler()

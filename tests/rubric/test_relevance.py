@@ -134,7 +134,8 @@ def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> N
     judgments = shared_data("dl20", "qrels.dl20-passage.txt")
     assert len(sources) == 8
     cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(judgments), "folds": 5,
-                                                "seed": 0, "estimators": ["logistic", "ordinal_logistic"]})
+                                                "seed": 0, "estimators": ["logistic", "ordinal_logistic"],
+                                                "logistic_c": [0.1, 1.0]})
     report = run_cross_validate(cfg, tmp_path / "calibrated.qrels", tmp_path / "report.json", tmp_path / "r.md")
     best = report["overall"]["best_single"]
     assert (best["source"], best["threshold"]) == ("FagB", 1)
@@ -143,7 +144,7 @@ def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> N
     assert report["overall"]["kappa"] > report["overall"]["single_cv_kappa"]
     assert len(report["per_fold"]) == 5 and sum(pf["queries"] for pf in report["per_fold"]) == 54
     for pf in report["per_fold"]:  # every candidate and every single source, in every fold
-        assert len(pf["estimators"]) == 9 and len(pf["single_sources"]) == 8
+        assert len(pf["estimators"]) == 5 and len(pf["single_sources"]) == 8  # 2 x 2 C values + selected
     shares = report["label_shares"]
     assert all(shares["labels_of_judged"][lv] > 0 for lv in ("0", "1", "2", "3"))  # all four levels assigned
     assert 0.5 <= shares["labels_of_judged"]["3"] / shares["judged"]["3"] <= 2.0

@@ -270,6 +270,7 @@ def test_slurm_profile_requests_gpus_for_gpu_graders_only(mini: Path) -> None:
 
 
 @pytest.mark.slurm
+@pytest.mark.serial
 @pytest.mark.slow
 def test_workflow_on_slurm(cluster: LocalSlurm, tmp_path: Path) -> None:
     budget = Budget(BUDGET_S)

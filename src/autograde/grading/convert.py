@@ -92,6 +92,9 @@ def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float
         tokenizer.save_pretrained(tmp)
         (tmp / MARKER).write_text(json.dumps({"source": src.name, "sha256": sha, "dtype": dtype}, indent=2) + "\n")
         try:
+            done = converted_from(out)
+            if done and done.get("sha256") == sha and done.get("dtype") == dtype:
+                return out  # another process finished the same conversion meanwhile: keep its folder (in use)
             if out.exists():
                 shutil.rmtree(out)
             os.replace(tmp, out)
