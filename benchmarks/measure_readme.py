@@ -59,6 +59,11 @@ def jobs_done(log: str) -> int:
     return int(found[-1][1]) if found else 0
 
 
+def rules_run(log: str) -> list[str]:
+    """The rules of the jobs a Snakemake log shows, sorted."""
+    return sorted(set(re.findall(r"^\s*(?:local)?rule (\w+):", log, re.M)) - {"all"})
+
+
 def edit_one_question(wd: Path) -> None:
     """Change the text of the first question of the first query (a typical hand edit)."""
     path = wd / EDITED_BANK
@@ -81,7 +86,7 @@ def measure_example() -> dict[str, dict[str, float | int]]:
         edit, log3 = snakemake(wd)
     return {"example": {"seconds": round(cold), "jobs": jobs_done(log)},
             "example_rerun": {"seconds": round(again, 1), "jobs": 0},
-            "edit_rerun": {"seconds": round(edit), "jobs": jobs_done(log3)}}
+            "edit_rerun": {"seconds": round(edit), "jobs": jobs_done(log3), "rules": rules_run(log3)}}
 
 
 def measure_dl20() -> dict[str, dict[str, float | int]]:

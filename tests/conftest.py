@@ -126,3 +126,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if missing:
         terminalreporter.write_sep("-", f"{missing} test(s) skipped: reference data missing "
                                    f"({SHARED_DATA.parent} is not beside the checkout; CI has it)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files holding a test marked ``slow`` run first (stable order otherwise): with ``make test``'s workers each
+    taking whole files, the long ones start early and the short ones fill in at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)

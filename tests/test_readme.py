@@ -1,6 +1,13 @@
-"""README.md stays true: its config table is the one generated from the config models."""
+"""README.md stays true: its config table is the one generated from the config models, and its measured numbers
+are those of docs/measurements.json (written by benchmarks/measure_readme.py)."""
 
 from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 from helpers import REPO
 
@@ -19,3 +26,35 @@ def test_readme_names_the_two_setup_commands_that_ci_runs() -> None:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "make example" in text and "make test" in text and "make test" in ci
+
+
+def _measured() -> dict:
+    return json.loads((REPO / "docs" / "measurements.json").read_text(encoding="utf-8"))
+
+
+def test_measured_numbers_come_from_the_measurements_file() -> None:
+    """Every measured number README.md states about running the tool is the one benchmarks/measure_readme.py
+    wrote to docs/measurements.json (rerun it and commit the file when they move)."""
+    m = _measured()
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    ex, edit, tests = m["example"], m["edit_rerun"], m["test_suite"]
+    phrases = [
+        f"the example itself runs in {ex['seconds']} s ({ex['jobs']} jobs",
+        f"`make test` runs the lint and the suite in about {tests['minutes']} minutes there ({tests['passed']} passed",
+        f"the rerun of the bundled example after a one-question edit takes {edit['seconds']} s ({edit['jobs']} jobs",
+        f"validates in {m['dl20_validate']['seconds']} s ({m['dl20_validate']['ranked_passages'] / 1e6:.1f} M ranked",
+        "(`docs/measurements.json`, measured on " + m["measured_on"]["date"],
+    ]
+    missing = [p for p in phrases if p not in text]
+    assert not missing, f"README.md does not state these measured numbers as measured: {missing}"
+
+
+def test_the_example_plans_the_measured_number_of_jobs(tmp_path: Path) -> None:
+    """The example's job count in docs/measurements.json is what the workflow plans today (a dry run)."""
+    wd = tmp_path / "clone"
+    shutil.copytree(REPO / "config", wd / "config")
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "-n",
+                          "--forceall", "-c1"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    total = [line.split()[-1] for line in res.stdout.splitlines() if line.startswith("total")]
+    assert total and int(total[-1]) == _measured()["example"]["jobs"]
