@@ -44,6 +44,11 @@ def converted_from(out_dir: str | Path) -> dict[str, Any] | None:
         return None
 
 
+def _same_conversion(done: dict[str, Any] | None, sha: str, dtype: str) -> bool:
+    """Whether a finished conversion's marker (``converted_from``) is of the file with ``sha`` at ``dtype``."""
+    return done is not None and done.get("sha256") == sha and done.get("dtype") == dtype
+
+
 def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float32") -> Path:
     """Write the model of ``gguf`` (a causal LM) as a model folder at ``out_dir``; returns ``out_dir``.
 
@@ -62,7 +67,7 @@ def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float
         raise ConversionError(f"dtype {dtype!r} is not one of float32, bfloat16, float16")
     sha = file_sha256(str(src))
     done = converted_from(out)
-    if done and done.get("sha256") == sha and done.get("dtype") == dtype:
+    if _same_conversion(done, sha, dtype):
         logger.info("convert: %s is already converted from %s (%s)", out, src.name, dtype)
         return out
     if out.exists() and done is None and any(out.iterdir()):
@@ -92,15 +97,13 @@ def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float
         tokenizer.save_pretrained(tmp)
         (tmp / MARKER).write_text(json.dumps({"source": src.name, "sha256": sha, "dtype": dtype}, indent=2) + "\n")
         try:
-            done = converted_from(out)
-            if done and done.get("sha256") == sha and done.get("dtype") == dtype:
+            if _same_conversion(converted_from(out), sha, dtype):
                 return out  # another process finished the same conversion meanwhile: keep its folder (in use)
             if out.exists():
                 shutil.rmtree(out)
             os.replace(tmp, out)
         except OSError:  # another process converted the same file at the same time: its folder is as good
-            done = converted_from(out)
-            if not (done and done.get("sha256") == sha and done.get("dtype") == dtype):
+            if not _same_conversion(converted_from(out), sha, dtype):
                 raise
     finally:
         if tmp.exists():
