@@ -52,7 +52,7 @@ nuggetizer-env: $(NUGGETIZER_VENV)/.installed
 # session fixtures are built once), then the tests marked `serial` alone (a wall-clock budget or machine-wide state).
 TEST_WORKERS ?= 2
 test: install vllm-env nuggetizer-env lint
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not serial"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15
 	$(PY) -m pytest -q -m serial
 
 # Static checks: ruff over the Python code, mypy (no error beyond tools/mypy-baseline.txt), snakefmt over the

@@ -1,9 +1,10 @@
 # LLM-RUBRIC (seed 004): the judge-personalized calibration network (fit, cross-validated evaluation,
 # predictions for new texts) and calibrated qrels from several graders (beyond the papers).
-# Logic: autograde.rubric (stage functions in autograde.rubric.stages / autograde.rubric.relevance).
+# Logic: autograde.rubric (stage functions in autograde.rubric.stages / autograde.rubric.relevance; what the rules
+# read from the config in autograde.rubric.workflow, which loads no training code at parse time).
 # The config sections travel as params, so editing one reruns exactly the rules that read it.
 # Networks are tiny: one thread per job keeps the numbers identical from run to run and machine to machine.
-from autograde.rubric.stages import (
+from autograde.rubric.workflow import (
     calibrated_inputs,
     calibrated_qrels_files,
     calibrated_section,

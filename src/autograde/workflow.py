@@ -82,7 +82,7 @@ class WorkflowContext:
 
     def calibrated_variant(self) -> str | None:
         """The qrels variant of the calibrated labels (``threshold-2``), None when ``calibrated_qrels`` is off."""
-        from autograde.rubric.stages import calibrated_qrels_variant, calibrated_section
+        from autograde.rubric.workflow import calibrated_qrels_variant, calibrated_section
 
         cfg = calibrated_section(self.config)
         return calibrated_qrels_variant(cfg) if cfg is not None else None
@@ -97,7 +97,7 @@ class WorkflowContext:
     def qrels_variant(self, grader: str, variant: str) -> dict[str, Any]:
         """``{mode, threshold, level}`` of one grader's qrels variant (``max-4``): rule params, parsed once here."""
         if grader == CALIBRATED and variant == self.calibrated_variant():
-            from autograde.rubric.stages import calibrated_qrels_level, calibrated_section
+            from autograde.rubric.workflow import calibrated_qrels_level, calibrated_section
 
             level = calibrated_qrels_level(calibrated_section(self.config))
             return {"mode": QrelsVariant.parse(variant).mode, "threshold": level, "level": level}
@@ -207,7 +207,7 @@ class WorkflowContext:
         from autograde.banks.stages import generated_bank_targets
 
         out += generated_bank_targets(self.config)  # Phase 1: generated test banks
-        from autograde.rubric.stages import rubric_targets
+        from autograde.rubric.workflow import rubric_targets
 
         out += rubric_targets(self.config)  # LLM-RUBRIC network and calibrated qrels (when configured)
         from autograde.nuggets.workflow import nugget_targets

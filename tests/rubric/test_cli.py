@@ -134,7 +134,7 @@ def test_example_config_holds_the_defaults() -> None:
 
 def test_workflow_helpers(tmp_path: Path) -> None:
     """What rules/rubric.smk and rule all read from the experiment config."""
-    from autograde.rubric.stages import (
+    from autograde.rubric.workflow import (
         calibrated_qrels_files,
         calibrated_section,
         rubric_predict_sources,

@@ -108,8 +108,9 @@ class NuggetRules:
 
         return assessor(self.config, name)
 
-    def bank_file(self) -> str:
-        return self.config.banks[self.section.bank] if self.section else ""
+    def bank_file(self) -> list[str]:
+        """The nugget bank, or no file at all without a nuggets section (an empty path makes Snakemake warn)."""
+        return [self.config.banks[self.section.bank]] if self.section else []
 
     def measures(self) -> list[str]:
         return list(self.section.measures) if self.section else []
