@@ -51,11 +51,11 @@ from local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_instal
 BUDGET_S = 600.0
 """The whole test (cluster start + every Snakemake run), apt-get install excluded, must fit in this.
 
-A guard against a hung cluster, not a speed claim: the test takes about 300 s (measured here, 2 cores). Three
-Snakemake runs follow one another and each waits on two SLURM jobs; a job costs ~13 s to start (Snakemake and
-the imports inside the job) plus up to ~25 s of polling, because the slurm plugin lengthens its poll interval by
-10 s after every poll that finds no finished job (hard-coded in snakemake-executor-plugin-slurm). A budget of
-300 s failed on CI when the machine was a little slower; twice the measured time leaves room for that."""
+A guard against a hung cluster, not a speed claim: the test takes about 190 s (measured here, 2 cores; 300 s
+while every job still imported torch). Three Snakemake runs follow one another and each waits on two SLURM
+jobs; a job costs a few seconds to start (Snakemake parses the workflow inside the job) plus up to ~25 s of
+polling, because the slurm plugin lengthens its poll interval by 10 s after every poll that finds no finished
+job (hard-coded in snakemake-executor-plugin-slurm). A budget of 300 s failed on CI when the test took 300 s."""
 FILLERS = 150
 """Extra passages per query: enough grading work that a job can be cancelled midway."""
 WORDS = ("river stone garden winter market engine paper window silver forest bridge lantern harbor meadow "
