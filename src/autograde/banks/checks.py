@@ -14,6 +14,7 @@ from autograde.errors import AutogradeError, Problems
 from autograde.log import logger
 
 if TYPE_CHECKING:
+    from autograde.banks.config import BankGenerationConfig
     from autograde.config import Config
     from autograde.experiment import ConfigSource
 
@@ -27,10 +28,8 @@ def check_bank_generation(config: Config, queries: dict[str, str] | None, proble
     src = ConfigSource.of(source)
     from pydantic import ValidationError
 
-    from autograde.banks.config import edited_bank_path, generated_bank_path
     from autograde.banks.generate import resolve_generation_prompt
     from autograde.config import error_lines
-    from autograde.grading.prompts import get_prompt
     from autograde.grading.registry import options_model
 
     for name, cfg in config.bank_generation.items():
@@ -49,28 +48,49 @@ def check_bank_generation(config: Config, queries: dict[str, str] | None, proble
                 for line in error_lines([err], model, (key, "options")):
                     problems.add(*src.locate(("bank_generation", name, "options", *err["loc"])), line,
                                  f"see the options of backend {cfg.backend} in README.md")
-        if cfg.backend in ("hf", "vllm"):
-            model_path = cfg.model
-            looks_local = model_path.startswith((".", "/", "~")) or model_path.endswith(".gguf") or \
-                model_path.count("/") != 1
-            if looks_local and not Path(model_path).expanduser().exists():
-                problems.add(*src.locate(("bank_generation", name, "model")), f"{key}.model: {model_path!r} does not exist",
-                             "give an existing model folder or .gguf file, or a hub id (org/name) in the local HF cache")
-        if cfg.grade_with == "edited":
-            edited = edited_bank_path(name, cfg)
-            if not Path(edited).is_file():
-                generated = generated_bank_path(config.results_dir, name)
-                problems.add(edited, None, f"the edited copy of generated bank {name!r} does not exist "
-                             f"({key}.grade_with: edited)",
-                             f"create it from the generated bank: autograde bank init-edit --config CONFIG --bank {name} "
-                             f"(generate {generated} first: grade_with: generated and snakemake, or autograde bank "
-                             f"generate --config CONFIG --bank {name})")
+        _check_generation_model(name, cfg, src, problems)
+        _check_edited_copy(config, name, cfg, problems)
         if prompt is not None and queries and {"query_title", "query_subtopic"} & _fields(prompt.template):
             plain = [q for q, t in queries.items() if cfg.subtopic_separator not in t]
             if plain:
                 logger.warning("%s: %s asks for {query_title} / {query_subtopic}, but %d of %d queries have no %r "
                                "(e.g. %s); their whole text is used for both", key, prompt.config_name, len(plain),
                                len(queries), cfg.subtopic_separator, plain[0])
+    _check_no_generation_prompt_in_graders(config, src, problems)
+
+
+def _check_generation_model(name: str, cfg: BankGenerationConfig, src: ConfigSource, problems: Problems) -> None:
+    """An hf / vllm generator's model that looks like a local path must exist."""
+    if cfg.backend not in ("hf", "vllm"):
+        return
+    model_path = cfg.model
+    looks_local = model_path.startswith((".", "/", "~")) or model_path.endswith(".gguf") or model_path.count("/") != 1
+    if looks_local and not Path(model_path).expanduser().exists():
+        problems.add(*src.locate(("bank_generation", name, "model")),
+                     f"bank_generation.{name}.model: {model_path!r} does not exist",
+                     "give an existing model folder or .gguf file, or a hub id (org/name) in the local HF cache")
+
+
+def _check_edited_copy(config: Config, name: str, cfg: BankGenerationConfig, problems: Problems) -> None:
+    """``grade_with: edited`` needs the edited copy of the generated bank."""
+    from autograde.banks.config import edited_bank_path, generated_bank_path
+
+    if cfg.grade_with != "edited":
+        return
+    edited = edited_bank_path(name, cfg)
+    if not Path(edited).is_file():
+        generated = generated_bank_path(config.results_dir, name)
+        problems.add(edited, None, f"the edited copy of generated bank {name!r} does not exist "
+                     f"(bank_generation.{name}.grade_with: edited)",
+                     f"create it from the generated bank: autograde bank init-edit --config CONFIG --bank {name} "
+                     f"(generate {generated} first: grade_with: generated and snakemake, or autograde bank "
+                     f"generate --config CONFIG --bank {name})")
+
+
+def _check_no_generation_prompt_in_graders(config: Config, src: ConfigSource, problems: Problems) -> None:
+    """A grader must not use a test-bank generation prompt."""
+    from autograde.grading.prompts import get_prompt
+
     for i, g in enumerate(config.graders):
         if not g.prompt_class or g.backend == "embedded":
             continue

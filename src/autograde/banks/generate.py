@@ -200,6 +200,42 @@ class BankGenerator:
             return [Failure(f"backend returned {len(out)} answers for {len(inputs)} prompts")] * len(inputs)
         return out
 
+    def _generate_missing(self, cache: GenerationCache, by_key: dict[str, str],
+                          rnd: int) -> tuple[dict[str, str], dict[str, str]]:
+        """Generate the prompts not in the cache, in batches, caching each batch's answers at once.
+
+        Returns the new answers and the failures, both by cache key."""
+        fresh: dict[str, str] = {}
+        failed: dict[str, str] = {}
+        todo = list(by_key)
+        batches = [todo[i: i + self.cfg.batch_size] for i in range(0, len(todo), self.cfg.batch_size)]
+        for batch in progress(batches, total=len(batches), desc=f"bank {self.name} round {rnd}"):
+            outs = self._generate([by_key[k] for k in batch])
+            good = []
+            for k, out in zip(batch, outs, strict=True):
+                if isinstance(out, Failure):
+                    failed[k] = out.error
+                else:
+                    fresh[k] = out.text
+                    good.append((k, out.text))
+            cache.put_texts(good)
+        return fresh, failed
+
+    def _settle(self, res: QueryResult, text: str, rnd: int, key: str, was_cached: bool) -> bool:
+        """Check one answer into its query's result: its items when valid, else its failure after the last
+        round. Returns whether the query gets a repair prompt in the next round."""
+        res.last_answer = text
+        attempt, items = self.check(text, rnd, key, was_cached)
+        res.attempts.append(attempt)
+        if attempt.problem is None:
+            res.items = items
+            return False
+        if rnd < self.cfg.repair_attempts:
+            return True
+        res.failure = (f"no valid answer in {len(res.attempts)} attempt(s) (1 + "
+                       f"{self.cfg.repair_attempts} repair(s)); last problem: {attempt.problem}")
+        return False
+
     def run(self, queries: list[QueryPrompt]) -> tuple[list[QueryResult], dict[str, Any]]:
         """Generate and validate the items of ``queries``; returns one result per query (in order) and stats."""
         t0 = time.perf_counter()
@@ -219,25 +255,12 @@ class BankGenerator:
                 keys = {qid: cache_key(inputs[qid], identity) for qid in pending}
                 stored = cache.texts(set(keys.values()))
                 by_key = {keys[qid]: inputs[qid] for qid in pending if keys[qid] not in stored}
-                fresh: dict[str, str] = {}
-                failed: dict[str, str] = {}
-                todo = list(by_key)
-                batches = [todo[i: i + self.cfg.batch_size] for i in range(0, len(todo), self.cfg.batch_size)]
                 logger.info("bank %s round %d: %d prompt(s), %d answer(s) from the cache, %d to generate",
                             self.name, rnd, len(pending), len(pending) - sum(1 for q in pending if keys[q] in by_key),
-                            len(todo))
+                            len(by_key))
                 t_model = time.perf_counter()
-                for batch in progress(batches, total=len(batches), desc=f"bank {self.name} round {rnd}"):
-                    outs = self._generate([by_key[k] for k in batch])
-                    calls += len(batch)
-                    good = []
-                    for k, out in zip(batch, outs, strict=True):
-                        if isinstance(out, Failure):
-                            failed[k] = out.error
-                        else:
-                            fresh[k] = out.text
-                            good.append((k, out.text))
-                    cache.put_texts(good)
+                fresh, failed = self._generate_missing(cache, by_key, rnd)
+                calls += len(by_key)
                 model_s += time.perf_counter() - t_model
                 still: list[str] = []
                 for qid in pending:
@@ -246,21 +269,12 @@ class BankGenerator:
                         res.failure = f"no answer from the model ({failed[k]})"
                         res.transient = True
                         continue
-                    text = stored[k] if k in stored else fresh[k]
                     cached += k in stored
-                    res.last_answer = text
-                    attempt, items = self.check(text, rnd, k, k in stored)
-                    res.attempts.append(attempt)
-                    if attempt.problem is None:
-                        res.items = items
-                        continue
-                    if rnd < self.cfg.repair_attempts:
-                        current[qid] = self.repair_prompt(first[qid], text, attempt.problem)
+                    text = stored[k] if k in stored else fresh[k]
+                    if self._settle(res, text, rnd, k, k in stored):
+                        current[qid] = self.repair_prompt(first[qid], text, str(res.attempts[-1].problem))
                         repairs += 1
                         still.append(qid)
-                    else:
-                        res.failure = (f"no valid answer in {len(res.attempts)} attempt(s) (1 + "
-                                       f"{self.cfg.repair_attempts} repair(s)); last problem: {attempt.problem}")
                 pending = still
         finally:
             cache.close()

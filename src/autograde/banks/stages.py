@@ -27,6 +27,7 @@ from autograde.log import logger
 if TYPE_CHECKING:
     from autograde.banks.config import BankGenerationConfig
     from autograde.config import Config
+    from autograde.io.bank import Bank
 
 
 ENVS_DIR = Path(__file__).resolve().parents[3] / "envs"
@@ -204,6 +205,36 @@ def generate_shard_in_vllm_env(raw_config: dict[str, Any], name: str, scatterite
     return json.loads(Path(stats_path).read_text(encoding="utf-8"))
 
 
+def _read_shard_stats(name: str, shard_stats: list[str],
+                      expected_digests: dict[str, str] | None) -> list[dict[str, Any]]:
+    """The shards' stats; refuses a shard generated for an older generation config (its digest differs)."""
+    problems = Problems()
+    shards = [json.loads(Path(p).read_text(encoding="utf-8")) for p in shard_stats]
+    for path, st in zip(shard_stats, shards, strict=True):
+        want = (expected_digests or {}).get(st.get("shard", ""))
+        if want is not None and st.get("digest") != want:
+            problems.add(path, None, f"shard of bank {name!r} generated for an older generation config",
+                         "regenerate it: snakemake -R generate_bank (cached answers are reused)")
+    problems.raise_if_any()
+    return shards
+
+
+def _join_shard_banks(shard_banks: list[str], order: dict[str, int]) -> Bank:
+    """The shards' banks as one, queries in the queries file's order (item order within a query kept)."""
+    from autograde.io.bank import Bank, read_bank
+
+    problems = Problems()
+    parts = [read_bank(p, problems) for p in shard_banks if Path(p).stat().st_size]
+    problems.raise_if_any()
+    bank = Bank()
+    for part in parts:
+        bank.headers.update(part.headers)
+        bank.items.extend(part.items)
+    bank.items.sort(key=lambda it: order.get(it.query_id, len(order)))  # stable
+    bank.headers = {q: bank.headers[q] for q in sorted(bank.headers, key=lambda q: order.get(q, len(order)))}
+    return bank
+
+
 def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_failures: list[str],
                    shard_stats: list[str], bank_path: str | Path, failures_path: str | Path, stats_path: str | Path,
                    expected_digests: dict[str, str] | None = None) -> dict[str, Any]:
@@ -212,32 +243,14 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
     Refuses shards generated for an older config, and raises :class:`BankGenerationError` when no query got
     items or more than ``allow_failures`` of the queries have none (each failure named with its file and line).
     """
-    from autograde.io.bank import Bank, read_bank, write_bank
+    from autograde.io.bank import write_bank
     from autograde.io.queries import read_queries
     from autograde.io.text import atomic_write_text
 
     cfg = bank_config(config, name)
-    problems = Problems()
-    shards = [json.loads(Path(p).read_text(encoding="utf-8")) for p in shard_stats]
-    if expected_digests:
-        for path, st in zip(shard_stats, shards, strict=True):
-            want = expected_digests.get(st.get("shard", ""))
-            if want is not None and st.get("digest") != want:
-                problems.add(path, None, f"shard of bank {name!r} generated for an older generation config",
-                             "regenerate it: snakemake -R generate_bank (cached answers are reused)")
-    problems.raise_if_any()
-    parts: list[Bank] = []
-    for p in shard_banks:
-        if Path(p).stat().st_size:
-            parts.append(read_bank(p, problems))
-    problems.raise_if_any()
+    shards = _read_shard_stats(name, shard_stats, expected_digests)
     order = {q: i for i, q in enumerate(read_queries(config.data.queries_file))}
-    bank = Bank()
-    for part in parts:
-        bank.headers.update(part.headers)
-        bank.items.extend(part.items)
-    bank.items.sort(key=lambda it: order.get(it.query_id, len(order)))  # stable: item order within a query kept
-    bank.headers = {q: bank.headers[q] for q in sorted(bank.headers, key=lambda q: order.get(q, len(order)))}
+    bank = _join_shard_banks(shard_banks, order)
     failures: list[tuple[str, int, dict[str, Any]]] = []
     for p in shard_failures:
         for n, line in enumerate(Path(p).read_text(encoding="utf-8").splitlines(), start=1):

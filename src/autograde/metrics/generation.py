@@ -227,6 +227,35 @@ def read_generation_data(data: str | Path, gold_key: str = "golden_answers", pre
     return out
 
 
+def _diagnostics(golds: Sequence[Sequence[str]], preds: Sequence[str], locs: list[str], empty_gold_items: list[int],
+                 cfg: GenerationMetricsConfig, empty_reference: Literal["keep", "drop"]) -> dict[str, Any]:
+    """What the reference would hide (items by location), each kind logged as a warning when found."""
+
+    def _count(pred: Callable[[int], bool]) -> list[str]:
+        return [locs[i] for i in range(len(preds)) if pred(i)]
+
+    no_gold = _count(lambda i: not [x for x in golds[i] if normalize_text(x) or empty_reference == "keep"])
+    diagnostics: dict[str, Any] = {
+        "items": len(preds),
+        "empty_predictions": _count(lambda i: not normalize_text(preds[i])),
+        "gold_answers_normalizing_to_empty": [locs[i] for i in empty_gold_items],
+        "items_without_gold_answers": no_gold,
+    }
+    if cfg.rouge_tokenizer == "reference" and any(m.startswith("rouge") for m in cfg.metrics):
+        diagnostics["rouge_non_ascii_items"] = _count(
+            lambda i: any(ord(c) > 127 for c in preds[i] + "".join(golds[i])))
+    for key, label in (("gold_answers_normalizing_to_empty", "have a gold answer that normalizes to nothing "
+                        f"({'ignored' if empty_reference == 'drop' else 'it matches every prediction in acc and coverem'})"),
+                       ("items_without_gold_answers", "have no gold answer (scored 0)"),
+                       ("empty_predictions", "have an empty prediction (scored 0 unless a gold answer is empty)"),
+                       ("rouge_non_ascii_items", "contain non-ASCII text that the reference ROUGE tokenizer drops "
+                        "(set rouge_tokenizer: unicode to keep it)")):
+        found = diagnostics.get(key)
+        if found:
+            logger.warning("%d of %d items %s; first: %s", len(found), len(preds), label, found[0])
+    return diagnostics
+
+
 def evaluate_generation(golds: Sequence[Sequence[str]], preds: Sequence[str],
                         cfg: GenerationMetricsConfig | None = None,
                         where: Sequence[str] | None = None) -> dict[str, Any]:
@@ -257,28 +286,7 @@ def evaluate_generation(golds: Sequence[Sequence[str]], preds: Sequence[str],
     for m in metrics:
         results[f"avg_{m}"] = sum(results[m]) / len(results[m])
 
-    def _count(pred: Callable[[int], bool]) -> list[str]:
-        return [locs[i] for i in range(len(preds)) if pred(i)]
-
-    no_gold = _count(lambda i: not [x for x in golds[i] if normalize_text(x) or empty_reference == "keep"])
-    diagnostics: dict[str, Any] = {
-        "items": len(preds),
-        "empty_predictions": _count(lambda i: not normalize_text(preds[i])),
-        "gold_answers_normalizing_to_empty": [locs[i] for i in empty_gold_items],
-        "items_without_gold_answers": no_gold,
-    }
-    if cfg.rouge_tokenizer == "reference" and any(m.startswith("rouge") for m in metrics):
-        diagnostics["rouge_non_ascii_items"] = _count(
-            lambda i: any(ord(c) > 127 for c in preds[i] + "".join(golds[i])))
-    for key, label in (("gold_answers_normalizing_to_empty", "have a gold answer that normalizes to nothing "
-                        f"({'ignored' if empty_reference == 'drop' else 'it matches every prediction in acc and coverem'})"),
-                       ("items_without_gold_answers", "have no gold answer (scored 0)"),
-                       ("empty_predictions", "have an empty prediction (scored 0 unless a gold answer is empty)"),
-                       ("rouge_non_ascii_items", "contain non-ASCII text that the reference ROUGE tokenizer drops "
-                        "(set rouge_tokenizer: unicode to keep it)")):
-        found = diagnostics.get(key)
-        if found:
-            logger.warning("%d of %d items %s; first: %s", len(found), len(preds), label, found[0])
+    diagnostics = _diagnostics(golds, preds, locs, empty_gold_items, cfg, empty_reference)
     return {
         "options": {
             "metrics": metrics,

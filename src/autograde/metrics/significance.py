@@ -214,11 +214,9 @@ def _p_values(diffs: np.ndarray, masks: list[np.ndarray], n_m: int, n_resamples:
     return p_all, p_method
 
 
-def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None,
-             baseline: str | None, pairs: Sequence[tuple[str, str]] | None, seed: int, n_resamples: int,
-             alpha: float, correction: Correction, p_value_variant: PValueVariant, t_test: bool, bootstrap: bool,
-             confidence: float) -> dict[str, Any]:
-    """The comparisons as columns (numpy arrays / lists), row = (comparison, measure), comparison-major."""
+def _resolve_pairs(per_query: Mapping[str, Any], baseline: str | None,
+                   pairs: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    """The comparisons: ``pairs`` if given, else each system against ``baseline``, else all pairs (checked)."""
     systems = list(per_query)
     if pairs is None:
         if baseline is not None:
@@ -234,12 +232,28 @@ def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measure
         for s in (a, b):
             if s not in per_query:
                 raise InvalidValueError(f"system {s!r} has no per-query values; systems: {', '.join(systems)}")
+    return pairs
+
+
+def _resolve_measures(per_query: Mapping[str, Mapping[str, Mapping[str, float]]],
+                      measures: Sequence[str] | None) -> list[str]:
+    """The measures to test: as given, else those of the first per-query row of any system."""
     if measures is None:
-        first = next((row for s in systems for row in per_query[s].values()), None)
+        first = next((row for s in per_query for row in per_query[s].values()), None)
         if first is None:
             raise InvalidValueError("no per-query values in any system")
         measures = list(first)
-    measures = list(measures)
+    return list(measures)
+
+
+def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measures: Sequence[str] | None,
+             baseline: str | None, pairs: Sequence[tuple[str, str]] | None, seed: int, n_resamples: int,
+             alpha: float, correction: Correction, p_value_variant: PValueVariant, t_test: bool, bootstrap: bool,
+             confidence: float) -> dict[str, Any]:
+    """The comparisons as columns (numpy arrays / lists), row = (comparison, measure), comparison-major."""
+    systems = list(per_query)
+    pairs = _resolve_pairs(per_query, baseline, pairs)
+    measures = _resolve_measures(per_query, measures)
     if p_value_variant not in ("reference", "plus_one"):
         raise InvalidValueError(f"unknown p_value_variant {p_value_variant!r}; valid: reference, plus_one")
     if correction not in ("none", "holm", "bh"):

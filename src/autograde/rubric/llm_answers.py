@@ -134,6 +134,41 @@ def read_llm_table(path: str | Path, rubric: Rubric, problems: Problems | None =
     return out
 
 
+def _label_values(df: Any) -> dict[tuple[str, str], float]:
+    """(grader, answer label) -> the grade the grader gave that label, from the table's answer/grade pairs."""
+    label_value: dict[tuple[str, str], float] = {}
+    if {"answer", "grade"} <= set(df.columns):
+        for g, a, v in df[["grader", "answer", "grade"]].dropna().itertuples(index=False):
+            label_value.setdefault((str(g), str(a)), float(v))
+    return label_value
+
+
+def _grade_values(obj: Any, grader: str, label_value: dict[tuple[str, str], float], path: Path, n: int,
+                  problems: Problems) -> dict[float, float]:
+    """One ``grade_probs`` entry as value -> probability (labels mapped to grades); ``{}`` after a problem."""
+    values: dict[float, float] = {}
+    for label, prob in obj.items():
+        v = _number(label)
+        if v is None:
+            v = label_value.get((grader, str(label)))
+        if v is None:
+            problems.add(path, n, f"grader {grader!r}: label {label!r} has no numeric value",
+                         "use numeric labels, or a grader whose table shows the grade of every label")
+            return {}
+        values[v] = values.get(v, 0.0) + float(prob)
+    return values
+
+
+def _reduce_items(dists: list[dict[float, float]], items: str) -> dict[float, float]:
+    """Several items' distributions of one passage as one: the mean, or (``max``) the highest expected grade's."""
+    if len(dists) == 1:
+        return dists[0]
+    if items == "max":
+        return max(dists, key=lambda d: sum(k * v for k, v in d.items()) / max(sum(d.values()), 1e-12))
+    keys = sorted({k for d in dists for k in d})
+    return {k: float(np.mean([d.get(k, 0.0) for d in dists])) for k in keys}
+
+
 def read_grades_llm(path: str | Path, rubric: Rubric, problems: Problems | None = None,
                     items: str = "mean") -> LlmAnswers:
     """Our grades parquet as LLM answers: question = grader, text = ``query_id/passage_id``, group = query.
@@ -162,10 +197,7 @@ def read_grades_llm(path: str | Path, rubric: Rubric, problems: Problems | None 
         if own:
             problems.raise_if_any()
         return out
-    label_value: dict[tuple[str, str], float] = {}
-    if {"answer", "grade"} <= set(df.columns):
-        for g, a, v in df[["grader", "answer", "grade"]].dropna().itertuples(index=False):
-            label_value.setdefault((str(g), str(a)), float(v))
+    label_value = _label_values(df)
     inputs = set(rubric.input_ids)
     dists: dict[tuple[str, str, str], list[tuple[int, dict[float, float]]]] = {}
     for i, rec in enumerate(df[["query_id", "passage_id", "item_id", "grader", "grade_probs"]].itertuples(index=False)):
@@ -180,18 +212,7 @@ def read_grades_llm(path: str | Path, rubric: Rubric, problems: Problems | None 
             problems.add(p, n, f"grader {grader!r} has no grade_probs for query {qid_!r} passage {pid!r}",
                          "grade with 'scoring: logits' so that every grade carries its distribution")
             continue
-        obj = json.loads(raw) if isinstance(raw, str) else raw
-        values: dict[float, float] = {}
-        for label, prob in obj.items():
-            v = _number(label)
-            if v is None:
-                v = label_value.get((grader, str(label)))
-            if v is None:
-                problems.add(p, n, f"grader {grader!r}: label {label!r} has no numeric value",
-                             "use numeric labels, or a grader whose table shows the grade of every label")
-                values = {}
-                break
-            values[v] = values.get(v, 0.0) + float(prob)
+        values = _grade_values(json.loads(raw) if isinstance(raw, str) else raw, grader, label_value, p, n, problems)
         if values:
             dists.setdefault((qid_, pid, grader), []).append((n, values))
     for (qid_, pid, grader), entries in sorted(dists.items()):
@@ -202,15 +223,7 @@ def read_grades_llm(path: str | Path, rubric: Rubric, problems: Problems | None 
             problems.add(p, n, f"grader {grader!r} has {len(entries)} items for passage {pid!r}",
                          "use a direct grader (one item per passage) or items='mean'")
             continue
-        if len(entries) == 1:
-            values = entries[0][1]
-        elif items == "max":
-            values = max((e[1] for e in entries), key=lambda d: sum(k * v for k, v in d.items()) / max(sum(d.values()),
-                                                                                                       1e-12))
-        else:
-            keys = sorted({k for _, d in entries for k in d})
-            values = {k: float(np.mean([d.get(k, 0.0) for _, d in entries])) for k in keys}
-        vec = _distribution(values, q, p, n, problems, out, text_id)
+        vec = _distribution(_reduce_items([d for _, d in entries], items), q, p, n, problems, out, text_id)
         _add_distribution(out, text_id, q, vec, qid_, p, n, problems)
     check_complete(out, rubric, problems)
     if own:
