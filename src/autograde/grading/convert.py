@@ -49,29 +49,12 @@ def _same_conversion(done: dict[str, Any] | None, sha: str, dtype: str) -> bool:
     return done is not None and done.get("sha256") == sha and done.get("dtype") == dtype
 
 
-def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float32") -> Path:
-    """Write the model of ``gguf`` (a causal LM) as a model folder at ``out_dir``; returns ``out_dir``.
-
-    Idempotent: a folder already converted from a file with the same sha256 and ``dtype`` is kept as it is.
-    The folder is built in a temporary sibling and renamed into place, so a killed conversion leaves nothing
-    that looks finished.
-    """
+def _dequantized(src: Path, dtype: str) -> tuple[Any, Any]:
+    """The causal LM of GGUF file ``src`` with dequantized ``dtype`` weights, in a model that can be saved, and its
+    tokenizer."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    src = Path(gguf)
-    out = Path(out_dir)
-    if not src.is_file():
-        raise ConversionError(f"{src}: no such GGUF file (fix: give the path of a .gguf file)")
-    if dtype not in ("float32", "bfloat16", "float16"):
-        raise ConversionError(f"dtype {dtype!r} is not one of float32, bfloat16, float16")
-    sha = file_sha256(str(src))
-    done = converted_from(out)
-    if _same_conversion(done, sha, dtype):
-        logger.info("convert: %s is already converted from %s (%s)", out, src.name, dtype)
-        return out
-    if out.exists() and done is None and any(out.iterdir()):
-        raise ConversionError(f"{out} exists and is not a folder converted by autograde (fix: choose another folder)")
     torch_dtype = getattr(torch, dtype)
     kw = {"gguf_file": src.name, "local_files_only": True}
     try:
@@ -89,6 +72,30 @@ def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float
     if set(missing) - tied or unexpected:
         raise ConversionError(f"{src}: weights do not match the config (missing {sorted(set(missing) - tied)[:5]}, "
                               f"unexpected {sorted(unexpected)[:5]})")
+    return model, tokenizer
+
+
+def gguf_to_model_dir(gguf: str | Path, out_dir: str | Path, dtype: str = "float32") -> Path:
+    """Write the model of ``gguf`` (a causal LM) as a model folder at ``out_dir``; returns ``out_dir``.
+
+    Idempotent: a folder already converted from a file with the same sha256 and ``dtype`` is kept as it is.
+    The folder is built in a temporary sibling and renamed into place, so a killed conversion leaves nothing
+    that looks finished.
+    """
+    src = Path(gguf)
+    out = Path(out_dir)
+    if not src.is_file():
+        raise ConversionError(f"{src}: no such GGUF file (fix: give the path of a .gguf file)")
+    if dtype not in ("float32", "bfloat16", "float16"):
+        raise ConversionError(f"dtype {dtype!r} is not one of float32, bfloat16, float16")
+    sha = file_sha256(str(src))
+    done = converted_from(out)
+    if _same_conversion(done, sha, dtype):
+        logger.info("convert: %s is already converted from %s (%s)", out, src.name, dtype)
+        return out
+    if out.exists() and done is None and any(out.iterdir()):
+        raise ConversionError(f"{out} exists and is not a folder converted by autograde (fix: choose another folder)")
+    model, tokenizer = _dequantized(src, dtype)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     tmp.chmod(0o755)  # mkdtemp makes it private; a model folder is as readable as any other output
