@@ -64,6 +64,24 @@ def _source_decisions(labels: dict[Key, int], keys: list[Key], threshold: int) -
     return np.array([labels.get(k, 0) >= threshold for k in keys])
 
 
+def _fold_single_sources(features: RelevanceFeatures, judged_keys: list[Key], te: np.ndarray, truth: np.ndarray,
+                         decisions: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, Any]], str, list[Key]]:
+    """Every source alone, at the threshold best on the training folds, on the held-out fold ``te`` (its decisions
+    go into ``decisions``); returns them, the source chosen on the training folds and the held-out keys."""
+    train_keys = [k for k, m in zip(judged_keys, te, strict=True) if not m]
+    test_keys = [k for k, m in zip(judged_keys, te, strict=True) if m]
+    singles: dict[str, dict[str, Any]] = {}
+    for name, lab in sorted(features.labels.items()):
+        _, t, train_kappa = best_single_source({name: lab}, train_keys, truth[~te])
+        d = _source_decisions(lab, test_keys, t)
+        decisions.setdefault(f"{name} (single source)", np.zeros(len(truth), dtype=bool))[te] = d
+        singles[name] = {"threshold": t, "train_kappa": train_kappa, "kappa": binary_kappa(d, truth[te])}
+    chosen = max(singles, key=lambda n: (singles[n]["train_kappa"], n))
+    decisions.setdefault("best single source (chosen on training folds)", np.zeros(len(truth), dtype=bool))[te] = \
+        _source_decisions(features.labels[chosen], test_keys, int(singles[chosen]["threshold"]))
+    return singles, chosen, test_keys
+
+
 def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judgments: Qrels,
                          models_dir: str | None = None) -> tuple[Qrels, dict[str, Any], pd.DataFrame]:
     """Labels of every passage from its query's fold model, the report, and the per-passage table (with
@@ -101,18 +119,7 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
         selected = next(r["estimator"] for r in fitted.selection if r.get("selected"))
         decisions.setdefault(CALIBRATED, np.zeros(len(truth), dtype=bool))[te] = decisions[selected][te]
         kappas[CALIBRATED] = kappas[selected]
-        train_keys = [k for k, m in zip(judged_keys, te, strict=True) if not m]
-        test_keys = [k for k, m in zip(judged_keys, te, strict=True) if m]
-        singles = {}
-        for name, lab in sorted(features.labels.items()):
-            src, t, train_kappa = best_single_source({name: lab}, train_keys, truth[~te])
-            d = _source_decisions(lab, test_keys, t)
-            decisions.setdefault(f"{name} (single source)", np.zeros(len(truth), dtype=bool))[te] = d
-            singles[name] = {"threshold": t, "train_kappa": train_kappa, "kappa": binary_kappa(d, truth[te])}
-        chosen = max(singles, key=lambda n: (singles[n]["train_kappa"], n))
-        decisions.setdefault("best single source (chosen on training folds)",
-                             np.zeros(len(truth), dtype=bool))[te] = _source_decisions(
-            features.labels[chosen], test_keys, int(singles[chosen]["threshold"]))
+        singles, chosen, test_keys = _fold_single_sources(features, judged_keys, te, truth, decisions)
         oracle = best_single_source(features.labels, test_keys, truth[te])
         per_fold.append({"fold": f, "queries": len({k[0] for k in test_keys}), "judged": int(te.sum()),
                          "passages": len(test_rows), "selected": selected,
