@@ -37,6 +37,8 @@ def evaluate_systems(qrels: Qrels, runs: dict[str, RunDict], measures: list[str]
 
 def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
     """One measure's mean per system, best first: columns rank, run, score, n_queries."""
+    from scipy.stats import rankdata  # here, not at the top: scipy.stats costs 1 s to import in every rule job
+
     allrows = evaluation[(evaluation["query_id"] == "all") & (evaluation["measure"] == measure)]
     if allrows.empty:
         known = sorted(evaluation["measure"].unique())
@@ -44,8 +46,6 @@ def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
     nq = evaluation[(evaluation["query_id"] != "all") & (evaluation["measure"] == measure)].groupby("run").size()
     lb = allrows[["run", "value"]].rename(columns={"value": "score"}).copy()
     lb["n_queries"] = lb["run"].map(nq).fillna(0).astype(int)
-    from scipy.stats import rankdata  # here, not at the top: scipy.stats costs 1 s to import in every rule job
-
     lb["rank"] = rankdata(-lb["score"].to_numpy(), method="average")
     lb = lb.sort_values(["rank", "run"], kind="mergesort")
     return lb[["rank", "run", "score", "n_queries"]].reset_index(drop=True)

@@ -221,20 +221,20 @@ class BankGenerator:
             cache.put_texts(good)
         return fresh, failed
 
-    def _settle(self, res: QueryResult, text: str, rnd: int, key: str, was_cached: bool) -> bool:
+    def _settle(self, res: QueryResult, text: str, rnd: int, key: str, was_cached: bool) -> str | None:
         """Check one answer into its query's result: its items when valid, else its failure after the last
-        round. Returns whether the query gets a repair prompt in the next round."""
+        round. Returns the problem a repair prompt must address in the next round, else None."""
         res.last_answer = text
         attempt, items = self.check(text, rnd, key, was_cached)
         res.attempts.append(attempt)
         if attempt.problem is None:
             res.items = items
-            return False
+            return None
         if rnd < self.cfg.repair_attempts:
-            return True
+            return attempt.problem
         res.failure = (f"no valid answer in {len(res.attempts)} attempt(s) (1 + "
                        f"{self.cfg.repair_attempts} repair(s)); last problem: {attempt.problem}")
-        return False
+        return None
 
     def run(self, queries: list[QueryPrompt]) -> tuple[list[QueryResult], dict[str, Any]]:
         """Generate and validate the items of ``queries``; returns one result per query (in order) and stats."""
@@ -271,8 +271,9 @@ class BankGenerator:
                         continue
                     cached += k in stored
                     text = stored[k] if k in stored else fresh[k]
-                    if self._settle(res, text, rnd, k, k in stored):
-                        current[qid] = self.repair_prompt(first[qid], text, str(res.attempts[-1].problem))
+                    problem = self._settle(res, text, rnd, k, k in stored)
+                    if problem is not None:
+                        current[qid] = self.repair_prompt(first[qid], text, problem)
                         repairs += 1
                         still.append(qid)
                 pending = still
