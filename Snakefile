@@ -32,6 +32,7 @@ include: "rules/evaluate.smk"
 include: "rules/metrics.smk"
 include: "rules/reports.smk"
 include: "rules/rubric.smk"
+include: "rules/calibrated.smk"
 include: "rules/reproduce.smk"
 include: "rules/nuggets.smk"
 

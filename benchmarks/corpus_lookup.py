@@ -68,7 +68,7 @@ def peak_rss_mb() -> float:
 
 def child(op: str, corpus: str, ids_path: str, cache: str) -> None:
     """One measured operation in this process; prints ``{"seconds", "rss_mb", "found"}``."""
-    from autograde.errors import Problems
+    from autograde.core.errors import Problems
 
     ids = set(Path(ids_path).read_text().split())
     t = time.perf_counter()

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     sys.path.insert(0, str(ROOT / "src"))
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
     from autograde.grading.base import GradeRequest
     from autograde.grading.hf import HFBackend, _pad
     from autograde.grading.parse import parse_rating
@@ -177,7 +177,7 @@ def run_vllm(reqs: list, rows: list[dict], args: argparse.Namespace) -> dict | s
     import tempfile
     from dataclasses import asdict
 
-    from autograde.errors import GraderSetupError
+    from autograde.core.errors import GraderSetupError
     from autograde.grading.base import GradeRequest
     from autograde.grading.convert import gguf_to_model_dir
     from autograde.grading.vllm_env import child_env, find_vllm_python

@@ -34,7 +34,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from autograde.rubric.config import (  # noqa: E402
+from autograde.config.rubric import (  # noqa: E402
     CalibratedQrelsConfig,
     EvaluationSettings,
     Hyperparameters,
@@ -124,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nPer-seed Pearson, default: {per_seed}\nPer-seed Pearson, released settings: {per_seed_rel}\n")
 
     if not args.no_dl20 and DL20.exists():
+        from autograde.calibrated.cv import cross_validate_qrels
+        from autograde.calibrated.features import features_from_sources
+        from autograde.calibrated.report import cv_markdown
         from autograde.io.trec import read_qrels
-        from autograde.rubric.qrels_cv import cross_validate_qrels
-        from autograde.rubric.qrels_report import cv_markdown
-        from autograde.rubric.relevance import features_from_sources
 
         qcfg = CalibratedQrelsConfig.model_validate({
             "sources": sorted(glob.glob(str(DL20 / "autograded-qrels" / "*.qrel"))),

@@ -48,13 +48,13 @@ def _write(out: Path, name: str, text: str) -> None:
 
 
 def qrels(out: Path) -> None:
+    from autograde.calibrated.cv import cross_validate_qrels, query_folds
+    from autograde.calibrated.estimators import LogisticEstimator, NetworkEstimator
+    from autograde.calibrated.features import features_from_sources
+    from autograde.calibrated.fit import training_rows
+    from autograde.calibrated.report import cv_markdown
+    from autograde.config.rubric import CalibratedQrelsConfig
     from autograde.io.trec import read_qrels, write_qrels
-    from autograde.rubric.config import CalibratedQrelsConfig
-    from autograde.rubric.qrels_cv import cross_validate_qrels, query_folds
-    from autograde.rubric.qrels_estimators import LogisticEstimator, NetworkEstimator
-    from autograde.rubric.qrels_fit import training_rows
-    from autograde.rubric.qrels_report import cv_markdown
-    from autograde.rubric.relevance import features_from_sources
 
     sources = sorted(glob.glob(str(DL20 / "autograded-qrels" / "*.qrel")))
     cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(DL20 / "qrels.dl20-passage.txt")})
@@ -166,7 +166,7 @@ def _pooled(reports: list[dict], title: str) -> str:
 
 
 def dialogue(out: Path, n_seeds: int, cv_seeds: int, table1: bool) -> None:
-    from autograde.rubric.config import RubricConfig
+    from autograde.config.rubric import RubricConfig
     from autograde.rubric.stages import load_training_data, run_evaluate
     from autograde.rubric.train import fit, group_folds
 

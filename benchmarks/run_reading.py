@@ -43,7 +43,7 @@ def write_run(path: Path, lines: int, seed: int = 0) -> None:
 
 
 def child(op: str, path: str) -> None:
-    from autograde.errors import Problems
+    from autograde.core.errors import Problems
 
     t = time.perf_counter()
     if op == "lines":

@@ -29,13 +29,10 @@ rule generate_bank:
     wildcard_constraints:
         bank=BANK_RULES.bank_constraint(),
     conda:
-        BANK_RULES.conda_env
+        BANK_RULES.jobs.conda_env
     threads: 2
     resources:
-        gpu=BANK_RULES.gpu,
-        gpu_model=BANK_RULES.gpu_model,
-        mem_mb=BANK_RULES.mem_mb,
-        runtime=BANK_RULES.runtime,
+        **BANK_RULES.jobs.resources(),
     params:
         digest=BANK_RULES.digest,
     script:

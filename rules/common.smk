@@ -8,9 +8,10 @@ sys.path.insert(
 
 from snakemake.exceptions import WorkflowError
 
-from autograde.errors import AutogradeError
-from autograde.layout import VARIANT_PATTERN, Layout
-from autograde.workflow import WorkflowContext
+from autograde.core.errors import AutogradeError
+from autograde.core.layout import VARIANT_PATTERN, Layout
+from autograde.pipeline.jobs import ModelJobs
+from autograde.workflow.context import WorkflowContext
 
 # The experiment: --config experiment=PATH, $AUTOGRADE_EXPERIMENT, or config/experiments/example.yaml (or a
 # complete --configfile). Validated once; every input checked before any job starts (main process only).
@@ -28,7 +29,7 @@ except (
 RESULTS = CTX.results
 LAYOUT = Layout.of(
     RESULTS
-)  # every results path (autograde.layout): rules pass wildcards as the names
+)  # every results path (autograde.core.layout): rules pass wildcards as the names
 
 
 def ingest_inputs(wildcards):
@@ -67,12 +68,13 @@ def get_shard_digests(wildcards):
     }
 
 
-def grade_resource(name):
-    def get(wildcards):
-        return CTX.grader_resources(wildcards.grader)[name]
+def grader_spec(wildcards):
+    return CTX.config.grader(wildcards.grader)
 
-    get.__name__ = f"grade_resource_{name}"
-    return get
+
+GRADE_JOBS = ModelJobs(
+    "grade", grader_spec
+)  # resources and conda env per backend (autograde.pipeline.jobs)
 
 
 def human_qrels(wildcards):

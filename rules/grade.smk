@@ -12,13 +12,10 @@ rule grade:
     benchmark:
         "logs/benchmarks/grade/{grader}/{scatteritem}.tsv"
     conda:
-        grade_resource("conda_env")
+        GRADE_JOBS.conda_env
     threads: 2
     resources:
-        gpu=grade_resource("gpu"),
-        gpu_model=grade_resource("gpu_model"),
-        mem_mb=grade_resource("mem_mb"),
-        runtime=grade_resource("runtime"),
+        **GRADE_JOBS.resources(),
     params:
         digest=get_shard_digest,
     script:

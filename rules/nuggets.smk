@@ -7,7 +7,7 @@
 # nugget_leaderboards: All / Vital / Weighted leaderboards with the permutation test. Logic: autograde.nuggets.
 # Model jobs (importance, whole-answer assignment) and the answers table stay outside the `analysis` group; the
 # mapped assignment (no model, after merge_grades) and the scoring steps join it.
-from autograde.layout import Layout
+from autograde.core.layout import Layout
 from autograde.nuggets.workflow import NuggetRules
 
 
@@ -47,13 +47,10 @@ rule nugget_importance:
     log:
         "logs/nuggets/importance/{scatteritem}.log",
     conda:
-        NUGGET_RULES.resource("conda_env", importance=True)
+        NUGGET_RULES.importance_jobs.conda_env
     threads: 2
     resources:
-        gpu=NUGGET_RULES.resource("gpu", importance=True),
-        gpu_model=NUGGET_RULES.resource("gpu_model", importance=True),
-        mem_mb=NUGGET_RULES.resource("mem_mb", importance=True),
-        runtime=NUGGET_RULES.resource("runtime", importance=True),
+        **NUGGET_RULES.importance_jobs.resources(),
     params:
         digest=NUGGET_RULES.importance_digest,
     script:
@@ -95,13 +92,10 @@ rule assign_nuggets:
     wildcard_constraints:
         assessor=NUGGET_RULES.assessor_constraint("whole_answer"),
     conda:
-        NUGGET_RULES.resource("conda_env")
+        NUGGET_RULES.assign_jobs.conda_env
     threads: 2
     resources:
-        gpu=NUGGET_RULES.resource("gpu"),
-        gpu_model=NUGGET_RULES.resource("gpu_model"),
-        mem_mb=NUGGET_RULES.resource("mem_mb"),
-        runtime=NUGGET_RULES.resource("runtime"),
+        **NUGGET_RULES.assign_jobs.resources(),
     params:
         digest=NUGGET_RULES.assign_digest,
     script:

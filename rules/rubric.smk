@@ -1,13 +1,9 @@
 # LLM-RUBRIC (seed 004): the judge-personalized calibration network (fit, cross-validated evaluation,
-# predictions for new texts) and calibrated qrels from several graders (beyond the papers).
-# Logic: autograde.rubric (stage functions in autograde.rubric.stages / autograde.rubric.relevance; what the rules
+# predictions for new texts). Logic: autograde.rubric (stage functions in autograde.rubric.stages; what the rules
 # read from the config in autograde.rubric.workflow, which loads no training code at parse time).
 # The config sections travel as params, so editing one reruns exactly the rules that read it.
 # Networks are tiny: one thread per job keeps the numbers identical from run to run and machine to machine.
 from autograde.rubric.workflow import (
-    calibrated_inputs,
-    calibrated_qrels_files,
-    calibrated_section,
     rubric_files,
     rubric_inputs,
     rubric_predict_input,
@@ -16,7 +12,6 @@ from autograde.rubric.workflow import (
 )
 
 RUBRIC = rubric_section(CTX.config)
-CALIBRATED = calibrated_section(CTX.config)
 
 
 if RUBRIC is not None:
@@ -100,79 +95,3 @@ if RUBRIC is not None:
             llm_format=RUBRIC.llm_format,
         script:
             "../scripts/rubric_predict.py"
-
-
-if CALIBRATED is not None:
-    CALIBRATED_FILES = calibrated_qrels_files(RESULTS, CALIBRATED)
-
-# the calibrated qrels sit beside the graders' qrels variants (results/qrels/calibrated/<variant>.qrels) so that
-# evaluate / leaderboards / correlation take them like any other variant; these rules make them: trained on this
-# experiment's judgments (cross-validated by query, plus a model folder fitted on all of them), or applied from
-# a model folder fitted elsewhere (calibrated_qrels.model)
-if CALIBRATED is not None and not CALIBRATED.model:
-    if (
-        "rubric_qrels" in rules._rules
-    ):  # absent where rules/evaluate.smk is not included
-
-        ruleorder: rubric_calibrate_qrels > rubric_qrels
-
-    rule rubric_calibrate_qrels:
-        input:
-            **calibrated_inputs(CALIBRATED),
-        output:
-            qrels=CALIBRATED_FILES["qrels"],
-            report=CALIBRATED_FILES["report"],
-            md=CALIBRATED_FILES["report_md"],
-            table=CALIBRATED_FILES["table"],
-        log:
-            "logs/rubric/calibrate_qrels.log",
-        benchmark:
-            "logs/benchmarks/rubric/calibrate_qrels.tsv"
-        conda:
-            "../envs/hf.yaml"
-        threads: 1
-        params:
-            calibrated=CALIBRATED.model_dump(),
-        script:
-            "../scripts/rubric_calibrate_qrels.py"
-
-    rule rubric_fit_calibrated_qrels:
-        input:
-            **calibrated_inputs(CALIBRATED),
-        output:
-            model=directory(CALIBRATED_FILES["model"]),
-        log:
-            "logs/rubric/fit_calibrated_qrels.log",
-        benchmark:
-            "logs/benchmarks/rubric/fit_calibrated_qrels.tsv"
-        conda:
-            "../envs/hf.yaml"
-        threads: 1
-        params:
-            calibrated=CALIBRATED.model_dump(),
-        script:
-            "../scripts/rubric_calibrated_fit.py"
-
-
-if CALIBRATED is not None and CALIBRATED.model:
-    if "rubric_qrels" in rules._rules:
-
-        ruleorder: rubric_apply_calibrated_qrels > rubric_qrels
-
-    rule rubric_apply_calibrated_qrels:
-        input:
-            **calibrated_inputs(CALIBRATED),
-        output:
-            qrels=CALIBRATED_FILES["qrels"],
-            report=CALIBRATED_FILES["report"],
-            md=CALIBRATED_FILES["report_md"],
-            table=CALIBRATED_FILES["table"],
-        log:
-            "logs/rubric/apply_calibrated_qrels.log",
-        conda:
-            "../envs/hf.yaml"
-        threads: 1
-        params:
-            calibrated=CALIBRATED.model_dump(),
-        script:
-            "../scripts/rubric_calibrated_apply.py"

@@ -1,18 +1,18 @@
 """Rule generate_bank: draft one shard's test items with an LLM (cache first, repair prompts, failures recorded)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.banks.stages import generate_shard_in_vllm_env, run_generate_shard
+    from autograde.banks.stages import run_generate_shard
+    from autograde.pipeline.jobs import run_model_job
 
-    out, bank, shard = sm.output, sm.wildcards.bank, sm.wildcards.scatteritem
-    if config.bank_generation[bank].backend == "vllm":
-        # vLLM runs in its own environment, through the __main__-guarded `autograde bank generate` (docs/vllm.md)
-        generate_shard_in_vllm_env(dict(sm.config), bank, shard, out.bank, out.failures, out.stats,
-                                   threads=sm.threads, digest=sm.params.digest)
-        return
-    run_generate_shard(config, bank, shard, out.bank, out.failures, out.stats, threads=sm.threads,
-                       digest=sm.params.digest)
+    o, bank, shard = sm.output, sm.wildcards.bank, sm.wildcards.scatteritem
+    command = ["bank", "generate", "--bank", bank, "--shard", shard, "--out-bank", o.bank,
+               "--out-failures", o.failures, "--out-stats", o.stats, "--digest", sm.params.digest]
+    run_model_job(config.bank_generation[bank], f"bank {bank} shard {shard}",
+                  lambda: run_generate_shard(config, bank, shard, o.bank, o.failures, o.stats, threads=sm.threads,
+                                             digest=sm.params.digest),
+                  command, dict(sm.config), sm.threads)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

@@ -1,5 +1,5 @@
 """Rule merge_bank: join the generation shards into results/banks/<bank>.jsonl.gz (failures checked, stats summed)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

@@ -1,9 +1,9 @@
 """Rules evaluate / evaluate_human: trec_eval measures of every system (pytrec-eval-terrier)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.stages import run_evaluate
+    from autograde.pipeline.stages import run_evaluate
 
     run_evaluate(config, sm.input.qrels, sm.input.rankings, int(sm.params.level), sm.output.evaluation)
 

@@ -1,9 +1,9 @@
 """Rule generation_metrics: EM / Acc / StringEM / CoverEM / F1 / ROUGE of predictions vs references."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.stages import run_generation_metrics
+    from autograde.pipeline.stages import run_generation_metrics
 
     run_generation_metrics(config, sm.input.data, sm.output.json, sm.output.md)
 

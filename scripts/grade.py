@@ -1,25 +1,19 @@
 """Rule grade: grade one pool shard with one grader (cache first, model only for misses)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.runtime import require_gpu
-    from autograde.stages import run_grade
+    from autograde.pipeline.jobs import run_model_job
+    from autograde.pipeline.stages import run_grade
 
-    # a GPU grader's job that got no GPU fails here, at once, with the fix (before any model is loaded)
-    require_gpu(config.grader(sm.wildcards.grader))
-    out = sm.output
+    i, o, shard = sm.input, sm.output, sm.wildcards.scatteritem
     grader = config.grader(sm.wildcards.grader)
-    if grader.backend == "vllm":
-        # vLLM runs in its own environment, through the __main__-guarded `autograde grade` (docs/vllm.md)
-        from autograde.grading.vllm_env import find_vllm_python, grade_shard
-
-        grade_shard(dict(sm.config), grader.name, sm.input.pool, sm.input.queries, out.grades, out.stats,
-                    out.failures, shard=sm.wildcards.scatteritem, threads=sm.threads, digest=sm.params.digest,
-                    python=find_vllm_python(grader.options.get("python")))
-        return
-    run_grade(config, sm.wildcards.grader, sm.input.pool, sm.input.queries, out.grades, out.stats, out.failures,
-              shard=sm.wildcards.scatteritem, threads=sm.threads, digest=sm.params.digest)
+    command = ["grade", "--grader", grader.name, "--pool", i.pool, "--queries", i.queries, "--out", o.grades,
+               "--stats", o.stats, "--failures", o.failures, "--shard", shard, "--digest", sm.params.digest]
+    run_model_job(grader, f"grader {grader.name} shard {shard}",
+                  lambda: run_grade(config, grader.name, i.pool, i.queries, o.grades, o.stats, o.failures,
+                                    shard=shard, threads=sm.threads, digest=sm.params.digest),
+                  command, dict(sm.config), sm.threads)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

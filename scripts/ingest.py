@@ -1,11 +1,11 @@
 """Rule ingest: check every input and write the normalized tables."""
 from pathlib import Path
 
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.stages import run_ingest
+    from autograde.pipeline.stages import run_ingest
 
     run_ingest(config, Path(sm.output.rankings).parent)
 

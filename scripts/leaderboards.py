@@ -1,9 +1,9 @@
 """Rules leaderboards / leaderboards_human: one TSV per measure, best system first (+ significance vs baseline)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.stages import run_leaderboards
+    from autograde.pipeline.stages import run_leaderboards
 
     run_leaderboards(sm.input.evaluation, list(sm.params.measures), list(sm.output), config.metrics.significance)
 

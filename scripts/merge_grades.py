@@ -1,9 +1,9 @@
 """Rule merge_grades: gather the shards of one grader."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.stages import run_merge
+    from autograde.pipeline.stages import run_merge
 
     i, o = sm.input, sm.output
     run_merge(list(i.grades), list(i.stats), list(i.failures), o.grades, o.stats, o.failures, dict(sm.params.digests))

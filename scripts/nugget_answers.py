@@ -1,5 +1,5 @@
 """Rule nugget_answers: the whole RAG answers (one row per run and query), the unit nuggets are assigned to."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

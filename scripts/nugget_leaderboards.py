@@ -1,5 +1,5 @@
 """Rule nugget_leaderboards: one TSV per nugget score, best run first (+ permutation test vs nuggets.baseline)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

@@ -1,5 +1,5 @@
 """Rule merge_nuggets: one assessor's assignments (parquet, TREC RAG JSONL), evaluation with run means, stats."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

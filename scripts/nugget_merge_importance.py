@@ -1,5 +1,5 @@
 """Rule merge_importance: the importance shards joined into one table (for the merge and the site)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

@@ -1,5 +1,5 @@
 """Rule score_nuggets: one shard's labels (by the assessor's thresholds) and per-answer All / Vital / Weighted."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

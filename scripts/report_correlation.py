@@ -1,9 +1,9 @@
 """Rule report_correlation: Spearman, Kendall tau-b, tau-ap with bootstrap intervals; one scatter plot each."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.reports.config import ReportsConfig
+    from autograde.config.reports import ReportsConfig
     from autograde.reports.stages import run_report_correlation
 
     run_report_correlation(ReportsConfig.model_validate(sm.params.reports), list(sm.params.sources),

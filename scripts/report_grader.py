@@ -1,9 +1,9 @@
 """Rule reports: one grader's Phase 3 reports (verify, grid labels, missing, spurious, impact, agreement)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.reports.config import ReportsConfig
+    from autograde.config.reports import ReportsConfig
     from autograde.reports.stages import GraderReportSpec, run_grader_reports
 
     spec = GraderReportSpec.from_dict(sm.params.spec)

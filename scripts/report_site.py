@@ -1,9 +1,9 @@
 """Rule site: the static review site under results/site."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.reports.config import ReportsConfig
+    from autograde.config.reports import ReportsConfig
     from autograde.reports.stages import run_site
 
     run_site(ReportsConfig.model_validate(sm.params.reports), config.results_dir, sm.output[0], list(sm.params.graders),

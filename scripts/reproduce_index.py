@@ -1,5 +1,5 @@
 """Rule reproduce_index: every paper's values next to the measured ones (index.md, index.json, index.html)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

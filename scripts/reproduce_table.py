@@ -1,5 +1,5 @@
 """Rule reproduce_table: measure one table of the reproduction plan (status, values, provenance)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

@@ -1,10 +1,10 @@
 """Rule rubric_calibrate_qrels: calibrated relevance labels from several graders, cross-validated by query."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.rubric.config import CalibratedQrelsConfig
-    from autograde.rubric.qrels_stage import run_cross_validate
+    from autograde.calibrated.stages import run_cross_validate
+    from autograde.config.rubric import CalibratedQrelsConfig
 
     o = sm.output
     run_cross_validate(CalibratedQrelsConfig.model_validate(sm.params.calibrated), o.qrels, o.report, o.md, o.table)

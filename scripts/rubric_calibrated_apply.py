@@ -1,10 +1,10 @@
 """Rule rubric_apply_calibrated_qrels: label this experiment's sources with a model folder fitted elsewhere."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.rubric.config import CalibratedQrelsConfig
-    from autograde.rubric.qrels_stage import run_apply
+    from autograde.calibrated.stages import run_apply
+    from autograde.config.rubric import CalibratedQrelsConfig
 
     cfg = CalibratedQrelsConfig.model_validate(sm.params.calibrated)
     o = sm.output

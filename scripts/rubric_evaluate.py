@@ -1,9 +1,9 @@
 """Rule rubric_evaluate: cross-validated network and baselines over the configured seeds (tables, diagram)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.rubric.config import RubricConfig
+    from autograde.config.rubric import RubricConfig
     from autograde.rubric.stages import run_evaluate
 
     o = sm.output

@@ -1,9 +1,9 @@
 """Rule rubric_fit: fit LLM-RUBRIC's calibration network on every annotation (hyperparameter selection if enabled)."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.rubric.config import RubricConfig
+    from autograde.config.rubric import RubricConfig
     from autograde.rubric.stages import run_fit
 
     run_fit(RubricConfig.model_validate(sm.params.rubric), sm.output.model, sm.output.report)

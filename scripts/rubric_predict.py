@@ -1,5 +1,5 @@
 """Rule rubric_predict: every known judge's answer distributions for the texts of one LLM table."""
-from autograde.workflow import run_rule
+from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):

@@ -60,7 +60,7 @@ def write_mini_dataset(root: Path, shards: int = 2) -> Path:
         json.dumps({"query_id": "q1", "run": "gen", "text": "Bees carry nectar home.\n\nThey fan it until it becomes honey."}) + "\n"
         + json.dumps({"query_id": "q2", "run": "gen", "text": "The moon's gravity pulls the oceans."}) + "\n")
     items = []
-    from autograde.ids import item_id
+    from autograde.core.ids import item_id
 
     for q, qs in MINI_BANK.items():
         items.append(json.dumps({"query_id": q, "query_text": MINI_QUERIES[q], "info": {"prompt_target": "questions"},
@@ -97,7 +97,7 @@ def write_mini_dataset(root: Path, shards: int = 2) -> Path:
 @pytest.fixture
 def messages() -> Iterator[io.StringIO]:
     """Everything the autograde logger writes during the test (INFO and up)."""
-    from autograde.log import logger
+    from autograde.core.log import logger
 
     buf = io.StringIO()
     handler = logging.StreamHandler(buf)

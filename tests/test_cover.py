@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from autograde.cover import cover_leaderboard, cover_per_query
+from autograde.pipeline.cover import cover_leaderboard, cover_per_query
 
 # q1 has items a, b, c (all graded); q2 has items x, y.
 # passage p1 covers a (5) and b (4); p2 covers c (4); p3 covers nothing; q2's passage r1 covers nothing.

@@ -20,13 +20,14 @@ from helpers import REPO
 from loopback_server import LoopbackServer
 
 from autograde.cli import main
-from autograde.config import GraderConfig
-from autograde.doctor import check_endpoint, run_checks
-from autograde.errors import GPUUnavailableError
-from autograde.estimate import estimate_prompts
-from autograde.experiment import load_config
-from autograde.log import logger
-from autograde.runtime import gpu_visibility, needs_gpu, require_gpu
+from autograde.config.experiment import load_config
+from autograde.config.model import GraderConfig
+from autograde.core.errors import GPUUnavailableError
+from autograde.core.log import logger
+from autograde.core.runtime import gpu_visibility
+from autograde.pipeline.jobs import needs_gpu, require_gpu
+from autograde.workflow.doctor import check_endpoint, run_checks
+from autograde.workflow.estimate import estimate_prompts
 
 
 @pytest.fixture(autouse=True)
@@ -71,8 +72,8 @@ def test_doctor_ok_and_prompt_estimate_counts_the_cache(mini: Path, capsys: pyte
     (est,), source = estimate_prompts(config)
     assert source == "pool built in memory"
     # pool passages per query x items per query (2 questions each)
-    from autograde.ingest import ingest
-    from autograde.pool import build_pool
+    from autograde.pipeline.ingest import ingest
+    from autograde.pipeline.pool import build_pool
 
     inputs = ingest(config)
     pool = build_pool(config, inputs.rankings, inputs.judgments, inputs.answer_passages)
@@ -83,7 +84,7 @@ def test_doctor_ok_and_prompt_estimate_counts_the_cache(mini: Path, capsys: pyte
     # grade q1's pairs the way a shard does; the doctor then counts them as cached
     from autograde.grading.registry import make_grader
     from autograde.grading.shard import build_requests, grade_requests
-    from autograde.stages import items_for_grader
+    from autograde.pipeline.stages import items_for_grader
 
     queries = dict(inputs.queries[["query_id", "query_text"]].itertuples(index=False))
     q1 = build_requests(pool[pool["query_id"] == "q1"], queries, items_for_grader(config, "sim", queries))
@@ -99,8 +100,8 @@ def test_doctor_fails_on_a_wrong_gguf_path_and_names_the_fix(mini: Path, capsys:
                       "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices", "options": {"device": "cpu"}})
     code, out = doctor(mini, capsys)
     assert code == 1, out
-    assert "[fail] model llm: model path models/missing/SmolLM2.gguf does not exist (grader llm)" in out
-    assert "fix: fix model: of grader llm" in out
+    assert "[fail] model llm: graders[1].model: 'models/missing/SmolLM2.gguf' does not exist" in out
+    assert "fix: give an existing model folder or .gguf file" in out
     assert "[ ok ] gpu: no grader needs a GPU" in out  # device: cpu
     # the input checks (those of `autograde validate`) name it too
     assert "graders[1].model: 'models/missing/SmolLM2.gguf' does not exist" in out
@@ -112,7 +113,7 @@ def test_doctor_fails_on_a_wrong_gguf_path_and_names_the_fix(mini: Path, capsys:
     raw["graders"][-1].update(model=str(gguf.parent), options={"device": "cpu", "gguf_file": "nope.gguf"})
     mini.write_text(yaml.safe_dump(raw, sort_keys=False))
     code, out = doctor(mini, capsys, "--no-estimate")
-    assert code == 1 and f"[fail] model llm: GGUF file {gguf.parent / 'nope.gguf'} not found" in out, out
+    assert code == 1 and f"[fail] model llm: graders[1].options.gguf_file: 'nope.gguf' is not in {gguf.parent}" in out, out
     assert gguf.name in out  # the fix lists the GGUF files that are there
     raw["graders"][-1].update(options={"device": "cpu", "gguf_file": gguf.name})
     mini.write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -187,28 +188,29 @@ def hf_grader(device: str | None) -> GraderConfig:
 def test_require_gpu_fails_at_once_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     with pytest.raises(GPUUnavailableError) as err:
-        require_gpu(hf_grader("cuda"))
+        require_gpu(hf_grader("cuda"), "grader 'llm'")
     msg = str(err.value)
     assert "grader 'llm' (backend hf, device cuda) needs a GPU" in msg
     assert "--gpus=1" in msg and "profiles/slurm" in msg and "options.device: cpu" in msg
-    require_gpu(hf_grader("cpu"))  # CPU graders never need one
-    require_gpu(GraderConfig(name="sim", backend="embedded"))
-    require_gpu(hf_grader(None))  # device auto on a workstation: falls back to the CPU (with a warning)
+    require_gpu(hf_grader("cpu"), "grader 'llm'")  # CPU graders never need one
+    require_gpu(GraderConfig(name="sim", backend="embedded"), "grader 'sim'")
+    require_gpu(hf_grader(None), "grader 'llm'")  # device auto on a workstation: falls back to the CPU (with a warning)
     monkeypatch.setenv("SLURM_JOB_ID", "42")  # ... but not in a SLURM job, which was queued for a GPU
     with pytest.raises(GPUUnavailableError, match="in SLURM job 42"):
-        require_gpu(hf_grader(None))
+        require_gpu(hf_grader(None), "grader 'llm'")
     assert needs_gpu(hf_grader(None)) and not needs_gpu(hf_grader("cpu"))
 
 
 def test_grader_resources_by_backend(mini: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from autograde.workflow import WorkflowContext
+    from autograde.pipeline.jobs import job_resources
+    from autograde.workflow.context import WorkflowContext
 
     for name, device in (("gpu-llm", "cuda"), ("cpu-llm", "cpu")):
         add_grader(mini, {"name": name, "backend": "hf", "bank": "direct", "model": "m.gguf", "thresholds": [1],
                           "prompt_class": "FagB", "options": {"device": device}})
     monkeypatch.setenv("AUTOGRADE_GPU_MODEL", "a100")
     ctx = WorkflowContext.from_snakemake_config(yaml.safe_load(mini.read_text()), check_inputs=False)
-    gpu, cpu, sim = (ctx.grader_resources(n) for n in ("gpu-llm", "cpu-llm", "sim"))
+    gpu, cpu, sim = (job_resources(ctx.config.grader(n)) for n in ("gpu-llm", "cpu-llm", "sim"))
     assert (gpu["gpu"], gpu["gpu_model"], gpu["mem_mb"], gpu["runtime"]) == (1, "a100", 32000, 240)
     assert (cpu["gpu"], cpu["gpu_model"]) == (0, None) and (sim["gpu"], sim["gpu_model"]) == (0, None)
     hf_env = REPO / "envs" / "hf.yaml"

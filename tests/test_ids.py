@@ -8,9 +8,9 @@ import json
 import pytest
 from helpers import shared_data
 
-from autograde.ids import content_hash, item_id
-from autograde.io.bank import read_bank
-from autograde.shards import shard_assignment
+from autograde.core.ids import content_hash, item_id
+from autograde.io.banks.read import read_bank
+from autograde.pipeline.shards import shard_assignment
 
 
 @pytest.mark.parametrize(("name", "id_key", "text_key"), [

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from autograde.log import logger, setup_logging
+from autograde.core.log import logger, setup_logging
 
 
 def test_info_is_shown_after_the_level_was_reset_to_notset(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from autograde.leaderboard import evaluate_systems, leaderboard, rank_correlation
-from autograde.qrels import relevance_level, rubric_qrels
+from autograde.pipeline.leaderboard import evaluate_systems, leaderboard, rank_correlation
+from autograde.pipeline.qrels import relevance_level, rubric_qrels
 
 # q1/p1: items graded 5, 2, missing (unparseable) -> max 5, count(>=4) 1
 # q1/p2: items graded 0, 0, 3               -> max 3, count 0  (zero rows are kept)

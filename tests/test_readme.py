@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers import REPO
 
-from autograde.config_reference import END, START, markdown_table
+from autograde.config.reference import END, START, markdown_table
 
 
 def test_readme_config_table_is_up_to_date() -> None:
@@ -19,7 +19,7 @@ def test_readme_config_table_is_up_to_date() -> None:
     assert START in text and END in text
     current = text.split(START, 1)[1].split(END, 1)[0].strip("\n")
     assert current == markdown_table().strip("\n"), (
-        "README.md's config table is stale: run python -m autograde.config_reference --write README.md")
+        "README.md's config table is stale: run python -m autograde.config.reference --write README.md")
 
 
 def test_readme_names_the_two_setup_commands_that_ci_runs() -> None:

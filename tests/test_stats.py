@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from autograde.stats import cohen_kappa, confusion_matrix
+from autograde.core.stats import cohen_kappa, confusion_matrix
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])

@@ -117,9 +117,9 @@ def test_no_oversized_module() -> None:
 
 
 PROGRAMMING_ERRORS = {
-    ("autograde.stats", "confusion_matrix"): "two label sequences of different length: a caller's bug",
-    ("autograde.stats", "cohen_kappa"): "an unknown weights argument from code, not from a user",
-    ("autograde.config_reference", "replace_between_markers"): "README markers missing: a maintainer's edit",
+    ("autograde.core.stats", "confusion_matrix"): "two label sequences of different length: a caller's bug",
+    ("autograde.core.stats", "cohen_kappa"): "an unknown weights argument from code, not from a user",
+    ("autograde.config.reference", "replace_between_markers"): "README markers missing: a maintainer's edit",
     ("autograde.banks.parse", "_literal"): "internal signal of the literal parser, caught in the same module",
 }
 """``raise ValueError/KeyError`` allowed outside pydantic validators: (module, function) -> why it is not user input."""
@@ -160,15 +160,15 @@ def test_user_errors_are_autograde_errors() -> None:
     for p in PACKAGE.rglob("*.py"):
         mod = module_name(p)
         bad += [f"{mod}.{fn}:{line}" for fn, line in _plain_raises(p) if (mod, fn) not in PROGRAMMING_ERRORS]
-    assert not bad, f"raise an autograde.errors type instead (or list a true programming error): {bad}"
+    assert not bad, f"raise an autograde.core.errors type instead (or list a true programming error): {bad}"
 
 
 def test_one_yaml_reader() -> None:
-    """Every YAML file is read by autograde.io.yamlfile (strict: duplicate keys are errors with their line)."""
+    """Every YAML file is read by autograde.core.yamlfile (strict: duplicate keys are errors with their line)."""
     offenders = [module_name(p) for p in PACKAGE.rglob("*.py")
-                 if module_name(p) != "autograde.io.yamlfile"
+                 if module_name(p) != "autograde.core.yamlfile"
                  and any(s in p.read_text(encoding="utf-8") for s in ("yaml.safe_load(", "yaml.load("))]
-    assert not offenders, f"read YAML with autograde.io.yamlfile.read_yaml: {offenders}"
+    assert not offenders, f"read YAML with autograde.core.yamlfile.read_yaml: {offenders}"
 
 
 def test_cli_is_one_package() -> None:

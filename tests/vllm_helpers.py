@@ -31,7 +31,7 @@ def smollm2_gguf() -> Path:
 
 def vllm_python() -> str:
     """The Python of the vLLM environment; skips the calling test (fails on CI) where there is none."""
-    from autograde.errors import GraderSetupError
+    from autograde.core.errors import GraderSetupError
     from autograde.grading.vllm_env import CHECKOUT_VENV, find_vllm_python
 
     try:

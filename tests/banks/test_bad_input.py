@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from autograde.cli import main
-from autograde.errors import InputError, Problems
-from autograde.experiment import load_config
-from autograde.io.bank import read_bank, read_bank_for_queries
+from autograde.config.experiment import load_config
+from autograde.core.errors import InputError, Problems
+from autograde.io.banks.read import read_bank, read_bank_for_queries
 
 GOOD_LINE = {"query_id": "q1", "items": [{"question_text": "Where do bees store nectar while foraging?"}]}
 
@@ -95,10 +95,13 @@ def test_bank_generation_config_problems(mini: Path, capsys: pytest.CaptureFixtu
     raw["graders"].append({"name": "wrong", "backend": "openai", "bank": "questions", "model": "m",
                            "prompt_class": "QuestionGenerationDL", "scoring": "generate", "thresholds": [1]})
     mini.write_text(yaml.safe_dump(raw))
+    assert main(["validate", "--config", str(mini)]) == 2  # backend options are checked when the config loads
+    assert "bank_generation.drafts.options.concurency: unknown key; did you mean 'concurrency'?" in capsys.readouterr().err
+    del raw["bank_generation"]["drafts"]["options"]["concurency"]
+    mini.write_text(yaml.safe_dump(raw))
     assert main(["validate", "--config", str(mini)]) == 2
     err = capsys.readouterr().err
     assert "bank_generation.drafts.prompt_class: FagB@v1 is a direct (grading) prompt" in err
-    assert "bank_generation.drafts.options.concurency: unknown key; did you mean 'concurrency'?" in err
     assert "bank_generation.nuggets.model: '/no/such/model.gguf' does not exist" in err
     assert ("banks/nuggets.edited.jsonl: the edited copy of generated bank 'nuggets' does not exist "
             "(bank_generation.nuggets.grade_with: edited) (fix: create it from the generated bank: autograde bank "

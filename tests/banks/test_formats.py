@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from helpers import shared_data
 
-from autograde.banks.formats import FormatError, detect_format, export_bank, import_bank
 from autograde.cli import main
-from autograde.ids import item_id
+from autograde.core.ids import item_id
+from autograde.io.banks.convert import FormatError
+from autograde.io.banks.formats import export_bank, import_bank
+from autograde.io.banks.readers import detect_format
 
 SUFFIX = {"workbench": ".jsonl.gz", "tsv": ".tsv", "nuggetizer": ".jsonl", "autojudge": ".jsonl", "tqa": ".json"}
 

@@ -18,8 +18,8 @@ import yaml
 
 from autograde.banks.parse import GeneratedItems, ItemLimits
 from autograde.cli import main
-from autograde.ids import item_id
-from autograde.io.bank import read_bank
+from autograde.core.ids import item_id
+from autograde.io.banks.read import read_bank
 
 torch.set_num_threads(1)
 

@@ -17,9 +17,9 @@ from loopback_server import Faults, LoopbackServer
 
 from autograde.banks.generate import make_generator, query_prompts
 from autograde.banks.stages import BankGenerationError, run_generate_shard, run_merge_bank
-from autograde.errors import EndpointError
-from autograde.experiment import validate_config
-from autograde.io.bank import read_bank
+from autograde.config.experiment import validate_config
+from autograde.core.errors import EndpointError
+from autograde.io.banks.read import read_bank
 
 from .canned import BAD, CANNED, GOOD, CannedChat, queries_tsv
 

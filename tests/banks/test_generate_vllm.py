@@ -17,7 +17,7 @@ import yaml
 from helpers import REPO
 from vllm_helpers import CPU_OPTIONS, smollm2_model_dir, vllm_python
 
-from autograde.io.bank import read_bank
+from autograde.io.banks.read import read_bank
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:

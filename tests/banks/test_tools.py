@@ -10,8 +10,9 @@ import yaml
 
 from autograde.banks.tools import bank_stats, diff_banks, merge_banks
 from autograde.cli import main
-from autograde.ids import item_id
-from autograde.io.bank import Bank, BankItem, read_bank, write_bank
+from autograde.core.ids import item_id
+from autograde.io.banks.model import Bank, BankItem, write_bank
+from autograde.io.banks.read import read_bank
 
 
 def bank(rows: list[tuple[str, str]], kind: str = "question", gold: dict[str, tuple[str, ...]] | None = None) -> Bank:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from autograde.core.errors import InputError, Problems
 from autograde.corpus.index import build_index, fingerprint, index_folder, open_index
 from autograde.corpus.lookup import lookup_corpus
-from autograde.errors import InputError, Problems
 from autograde.io.corpus import read_corpus
 
 rng = random.Random(7)
@@ -134,7 +134,7 @@ def test_index_is_content_addressed_and_reused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("module", ["autograde.corpus.lookup", "autograde.io.run_table", "autograde.io.corpus",
-                                    "autograde.ids"])
+                                    "autograde.core.ids"])
 def test_docstring_examples(module: str) -> None:
     import doctest
     import importlib

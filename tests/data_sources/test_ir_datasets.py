@@ -177,7 +177,7 @@ def test_pooled_id_missing_from_the_docstore(tmp_path: Path, monkeypatch: pytest
 
 def test_documents_with_titles_are_joined_like_the_file_readers() -> None:
     from autograde.io.corpus import doc_from_json
-    from autograde.irds import doc_text
+    from autograde.io.irds import doc_text
 
     class Doc:
         _fields = ("doc_id", "title", "segment")
@@ -185,7 +185,7 @@ def test_documents_with_titles_are_joined_like_the_file_readers() -> None:
         def __init__(self) -> None:
             self.doc_id, self.title, self.segment = "d", "Bees", "They make honey."
 
-    from autograde.errors import Problems
+    from autograde.core.errors import Problems
 
     assert doc_text(Doc()) == doc_from_json("x", 1, {"docid": "d", "title": "Bees", "segment": "They make honey."},
                                             Problems())[1] == "Bees\nThey make honey."
@@ -218,8 +218,8 @@ def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path)
 
 def test_a_registered_remote_dataset_is_reported_without_a_download(irds_home: Path) -> None:
     """TREC DL 2020 (MS MARCO passage): counts from ir_datasets' metadata, nothing local, nothing fetched."""
-    from autograde.config import DataConfig
-    from autograde.irds import dataset_report
+    from autograde.config.model import DataConfig
+    from autograde.io.irds import dataset_report
 
     report = dataset_report(DataConfig(dataset="msmarco-passage/trec-dl-2020/judged"))
     assert report["queries"] == {"count": 54, "local": False} and report["qrels"] == {"count": 11386, "local": False}

@@ -13,11 +13,11 @@ import pandas as pd
 from helpers import shared_data
 from scipy.stats import spearmanr
 
-from autograde.config import GraderConfig
+from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest
 from autograde.grading.registry import make_grader
 from autograde.grading.shard import grade_requests
-from autograde.qrels import rubric_qrels
+from autograde.pipeline.qrels import rubric_qrels
 
 
 def grid_requests() -> tuple[list[GradeRequest], dict[str, int]]:

@@ -15,13 +15,13 @@ import pytest
 import yaml
 from helpers import shared_data
 
-from autograde.config import GraderConfig
+from autograde.config.model import GraderConfig
+from autograde.core.ids import item_id
+from autograde.core.tables import write_table
 from autograde.grading.base import GradeRequest
 from autograde.grading.cache import GradeCache
 from autograde.grading.registry import make_grader
 from autograde.grading.shard import grade_requests
-from autograde.ids import item_id
-from autograde.tables import write_table
 
 
 def grid_inputs(root: Path, cache: str, batch_size: int) -> Path:

@@ -16,12 +16,12 @@ import pytest
 import torch
 from helpers import TEST_DATA
 
-from autograde.config import GraderConfig
+from autograde.config.model import GraderConfig
+from autograde.core.ids import file_sha256
 from autograde.grading.base import Grader, GradeRequest
 from autograde.grading.hf import HFBackend
 from autograde.grading.llm_grader import LLMGrader
 from autograde.grading.registry import make_grader
-from autograde.ids import file_sha256
 
 torch.set_num_threads(1)
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 from helpers import TEST_DATA
 
-from autograde.config import GraderConfig
+from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest
 from autograde.grading.hf import HFBackend
 from autograde.grading.llm_grader import LLMGrader

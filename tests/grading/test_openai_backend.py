@@ -22,7 +22,7 @@ import torch
 from helpers import TEST_DATA
 from loopback_server import Faults, LoopbackServer, SmolLM2Chat
 
-from autograde.config import GraderConfig
+from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest
 from autograde.grading.hf import HFBackend
 from autograde.grading.llm_grader import LLMGrader

@@ -12,7 +12,7 @@ import multiprocessing as mp
 from pathlib import Path
 from typing import Any
 
-from autograde.config import GraderConfig
+from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest, GradeResult
 from autograde.grading.cache import GradeCache
 from autograde.grading.shard import grade_requests

@@ -23,8 +23,8 @@ import torch
 from helpers import TEST_DATA
 from vllm_helpers import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_model_dir
 
-from autograde.config import GraderConfig
-from autograde.errors import GraderSetupError
+from autograde.config.model import GraderConfig
+from autograde.core.errors import GraderSetupError
 from autograde.grading.base import GradeRequest
 from autograde.grading.labels import LabelTokens, label_probs_from_text_logprobs
 from autograde.grading.prompts import get_prompt, render
@@ -32,7 +32,7 @@ from autograde.grading.registry import make_grader, validate_options
 from autograde.grading.tokenizer import TokenizerFormatter
 from autograde.grading.vllm_backend import Options, engine_kwargs, first_position_logprobs, supports_logprob_token_ids
 from autograde.grading.vllm_env import VLLMEnvError, find_vllm_python, run_in_vllm_env
-from autograde.runtime import needs_gpu
+from autograde.pipeline.jobs import needs_gpu
 
 torch.set_num_threads(1)
 

@@ -169,7 +169,7 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("hf: model neither local nor in the HF cache",
      edit_config(graders=[{"name": "llm", "backend": "hf", "bank": "questions", "model": "nobody/no-such-model",
                            "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"}]),
-     "graders[0] (llm): model 'nobody/no-such-model' is neither a local folder nor in the local "
+     "graders[0].model: 'nobody/no-such-model' is neither a local folder nor in the local "
      "Hugging Face cache"),
     ("thresholds: the fix names the key that holds them",
      both(edit_config(graders=[LLM_GRADER | {"bank": "direct", "prompt_class": "FagB"}]), edit_config(qrels__thresholds=[3, 6])),

@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograde.errors import ConfigError, InputError
-from autograde.experiment import load_config
-from autograde.ids import md5_text
-from autograde.ingest import ingest
+from autograde.config.experiment import load_config
+from autograde.core.errors import ConfigError, InputError
+from autograde.core.ids import md5_text
 from autograde.io.answers import read_answers, split_answer
-from autograde.io.bank import read_bank, write_bank
+from autograde.io.banks.model import write_bank
+from autograde.io.banks.read import read_bank
 from autograde.io.corpus import read_corpus
 from autograde.io.queries import read_queries
 from autograde.io.trec import read_qrels, read_run, trec_order, write_run
+from autograde.pipeline.ingest import ingest
 
 
 def test_run_any_whitespace_and_trec_order(tmp_path: Path) -> None:

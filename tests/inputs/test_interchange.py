@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autograde.io.interchange import export_workbench, import_summary, import_workbench
+from autograde.grading.interchange import export_workbench, import_summary, import_workbench
 
 
 def test_export_import_round_trip(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def _workbench_cover(path: Path, min_rating: int, cutoff: int) -> dict[tuple[str
 
 def test_export_writes_trec_order_rank_and_workbench_cover_agrees(tmp_path: Path) -> None:
     """Workbench parity (b): with ties and a scrambled rank column, the exported rank is the trec_eval order."""
-    from autograde.cover import cover_per_query
+    from autograde.pipeline.cover import cover_per_query
 
     pool = pd.DataFrame([("q1", p, f"text {p}") for p in ("p1", "p2", "p3")] + [("q2", "r1", "text r1")],
                         columns=["query_id", "passage_id", "text"])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autograde.errors import Problems
+from autograde.core.errors import Problems
 from autograde.io.run_table import read_run_table
 from autograde.io.trec import read_run
 

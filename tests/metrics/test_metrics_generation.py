@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from helpers import shared_data
 
-from autograde.errors import InputError
+from autograde.core.errors import InputError
 from autograde.metrics.config import GenerationMetricsConfig
 from autograde.metrics.generation import (
     UnicodeRougeTokenizer,

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from helpers import shared_data
 
-from autograde.errors import InputError
+from autograde.core.errors import InputError
 from autograde.io.trec import read_qrels, read_run
 from autograde.metrics.config import RetrievalMetricsConfig
+from autograde.metrics.measures import parse_measure, split_trec_measure
 from autograde.metrics.retrieval import (
     evaluate_retrieval,
     load_qrels,
@@ -23,7 +24,7 @@ from autograde.metrics.retrieval import (
     retrieval_markdown,
     truncate_run,
 )
-from autograde.metrics.trec import evaluate_run, mean_over_queries, parse_measure
+from autograde.metrics.trec import evaluate_run, mean_over_queries
 
 # q1: d1 and d3 relevant (grades 1 and 2), d2 judged non-relevant; q2: only d9 relevant (grade 2);
 # q3: judged (d7 relevant) but absent from the run; q9 is in the run only.
@@ -65,12 +66,23 @@ def test_names_and_order_like_the_reference() -> None:
 
 
 def test_parse_measure_both_spellings() -> None:
-    assert parse_measure("recall_100") == ("recall", ("100",))
-    assert parse_measure("ndcg_cut.10") == ("ndcg_cut", ("10",))
-    assert parse_measure("Rprec_mult_0.20") == ("Rprec_mult", ("0.20",))
-    assert parse_measure("Rprec") == ("Rprec", None)
+    assert split_trec_measure("recall_100") == ("recall", ("100",))
+    assert split_trec_measure("ndcg_cut.10") == ("ndcg_cut", ("10",))
+    assert split_trec_measure("Rprec_mult_0.20") == ("Rprec_mult", ("0.20",))
+    assert split_trec_measure("Rprec") == ("Rprec", None)
     with pytest.raises(ValueError, match="unknown trec_eval measure 'ndcg@10'"):
-        parse_measure("ndcg@10")
+        parse_measure("ndcg@10", "trec_eval")
+
+
+def test_one_parser_for_every_family() -> None:
+    """trec_eval, evaluation-server, nugget and cover names go through one parser to one value type."""
+    assert parse_measure("ndcg@10") == parse_measure("ndcg@10", "server")
+    assert parse_measure("ndcg@10").trec == parse_measure("ndcg_cut_10").trec == "ndcg_cut_10"
+    assert parse_measure("AllScore(strict=True)").name == "strict_all_score"
+    assert {parse_measure(m).missing for m in ("cover", "ncover", "all_score")} == {"skip"}
+    assert parse_measure("map").family == "trec_eval" and parse_measure("map", "server").family == "server"
+    with pytest.raises(ValueError, match="trec_eval: map, recip_rank.*nugget: all_score"):
+        parse_measure("nDCG@10")
 
 
 def test_tiny_values_by_hand(tiny: tuple[dict, dict]) -> None:

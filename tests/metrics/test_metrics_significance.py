@@ -11,7 +11,7 @@ import pytest
 from helpers import shared_data
 from scipy import stats
 
-from autograde.errors import UnknownNameError
+from autograde.core.errors import UnknownNameError
 from autograde.metrics.config import RetrievalMetricsConfig
 from autograde.metrics.retrieval import load_qrels, load_runs, measure_specs, per_query_measures
 from autograde.metrics.significance import (

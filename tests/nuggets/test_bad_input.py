@@ -14,12 +14,12 @@ import pytest
 import yaml
 from conftest import write_mini_dataset
 
-from autograde.checks import check_experiment
 from autograde.cli import main
-from autograde.errors import InputError
-from autograde.experiment import load_config
-from autograde.ids import item_id
+from autograde.config.experiment import load_config
+from autograde.core.errors import InputError
+from autograde.core.ids import item_id
 from autograde.nuggets.interchange import read_assignments
+from autograde.workflow.checks import check_experiment
 
 NUGGET = {"text": "Bees collect nectar", "importance": "vital", "assignment": "support"}
 
@@ -94,7 +94,7 @@ def test_answer_without_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_assessor_config_errors(tmp_path: Path) -> None:
-    from autograde.errors import ConfigError
+    from autograde.core.errors import ConfigError
 
     cfg = _experiment(tmp_path, [{"nugget_text": "x", "info": {"importance": "okay"}}])
     raw = yaml.safe_load(cfg.read_text())

@@ -10,7 +10,7 @@ import pytest
 from helpers import REPO, TEST_DATA
 
 from autograde.cli import build_parser, main
-from autograde.io.bank import read_bank
+from autograde.io.banks.read import read_bank
 
 HAND_MADE = TEST_DATA / "nuggets" / "assignments.jsonl"
 EXAMPLE_BANK = REPO / "config" / "example" / "bank" / "nuggets.jsonl"

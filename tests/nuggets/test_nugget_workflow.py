@@ -25,8 +25,8 @@ from conftest import write_mini_dataset
 from helpers import REPO
 from loopback_server import LoopbackServer, SmolLM2Chat
 
-from autograde.ids import item_id
-from autograde.tables import read_table
+from autograde.core.ids import item_id
+from autograde.core.tables import read_table
 
 KEY_ENV = "AUTOGRADE_TEST_NUGGETS_KEY"
 NUGGETS = {  # query -> [(text, importance)]; q2 has no vital nugget
@@ -156,7 +156,7 @@ def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, mo
     """Hand-set importance wins; the model (NuggetImportance, hf SmolLM2) labels the rest, once (then the cache)."""
     from vllm_helpers import smollm2_gguf
 
-    from autograde.experiment import load_config
+    from autograde.config.experiment import load_config
     from autograde.nuggets.stages import run_importance
 
     cfg = write_mini_dataset(tmp_path)

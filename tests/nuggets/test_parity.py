@@ -14,8 +14,8 @@ from pathlib import Path
 from helpers import TEST_DATA
 from nuggetizer_helpers import NUGGETIZER_VERSION, reference_scores
 
+from autograde.metrics.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.nuggets.interchange import compare_scores, read_assignments, read_reference_scores, reference_lines
-from autograde.nuggets.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 
 HAND_MADE = TEST_DATA / "nuggets" / "assignments.jsonl"
 TOLERANCE = 1e-12

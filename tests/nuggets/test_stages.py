@@ -12,11 +12,11 @@ import yaml
 from conftest import write_mini_dataset
 
 from autograde.cli import main
-from autograde.io.bank import BankItem
+from autograde.core.tables import read_table
+from autograde.io.banks.model import BankItem
+from autograde.metrics.nuggets import answer_scores
 from autograde.nuggets.assign import MAPPED_ERROR, label_assignments, mapped_grades
 from autograde.nuggets.interchange import read_assignments
-from autograde.nuggets.scores import answer_scores
-from autograde.tables import read_table
 
 
 def test_mapped_grades_take_the_max_over_an_answers_passages() -> None:

@@ -103,11 +103,11 @@ def grid_full_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import pandas as pd
     from helpers import shared_data
 
-    from autograde.io.bank import Bank, BankItem, write_bank
-    from autograde.reports.config import ReportsConfig
+    from autograde.config.reports import ReportsConfig
+    from autograde.core.tables import write_table
+    from autograde.io.banks.model import Bank, BankItem, write_bank
     from autograde.reports.site import build_site
     from autograde.reports.stages import GraderReportSpec, grader_report_files, run_grader_reports
-    from autograde.tables import write_table
 
     rows = [json.loads(line) for line in shared_data("dl20-rocknroll-grid", "grid-full.jsonl").open(encoding="utf-8")]
     df = pd.DataFrame(rows)

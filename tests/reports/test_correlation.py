@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from autograde.leaderboard import rank_correlation
-from autograde.reports.correlation import correlate, kendall_matrix, spearman_matrix, tau_ap_matrix
+from autograde.core.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
+from autograde.pipeline.leaderboard import rank_correlation
+from autograde.reports.correlation import correlate
 
 
 def test_tau_ap_hand_computed() -> None:

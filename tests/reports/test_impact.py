@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, rankdata
 
-from autograde.leaderboard import evaluate_systems
-from autograde.qrels import rubric_qrels
+from autograde.pipeline.leaderboard import evaluate_systems
+from autograde.pipeline.qrels import rubric_qrels
 from autograde.reports.impact import bank_impact
 
 # q1: items i1, i2; q2: one item j1. Max-mode labels at tau 4: p1 5, p2 4, p3 0; r1 4, r2 0.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autograde.reports.config import ReportsConfig
+from autograde.config.reports import ReportsConfig
 from autograde.reports.linkcheck import broken_links
 from autograde.reports.site import build_site, slug
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autograde.reports.stages import GRADER_REPORT_FILES
-from autograde.shards import shard_assignment
+from autograde.config.reports import GRADER_REPORT_FILES
+from autograde.pipeline.shards import shard_assignment
 
 from .conftest import snakemake
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from helpers import REPO
 
-from autograde.errors import ConfigError
+from autograde.core.errors import ConfigError
 from autograde.reproduce.compare import DIFFERS, NOT_COMPUTED, SAME, compare_paper
 from autograde.reproduce.config import ReproduceConfig, load_plan
 from autograde.reproduce.measured import Measurement, Value, read_measurement, write_measurement

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograde.rubric.config import Hyperparameters
+from autograde.config.rubric import Hyperparameters
 from autograde.rubric.definition import Rubric
-from autograde.rubric.inputs import Annotation, HumanAnswers, LlmAnswers
+from autograde.rubric.tables import Annotation, HumanAnswers, LlmAnswers
 
 torch.set_num_threads(1)  # other jobs share the cores; the networks here are tiny
 

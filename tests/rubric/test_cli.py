@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from autograde.cli import main
-from autograde.errors import ConfigError, InputError
-from autograde.rubric.config import RubricConfig
+from autograde.config.rubric import RubricConfig
+from autograde.core.errors import ConfigError, InputError
+from autograde.core.tables import read_table
 from autograde.rubric.stages import run_fit
-from autograde.tables import read_table
 
 from .conftest import write_tiny_files
 
@@ -120,7 +120,7 @@ def test_config_section_errors_name_key_and_line(tmp_path: Path) -> None:
 
 def test_example_config_holds_the_defaults() -> None:
     """config/rubric/example.yaml documents every setting with its default value (it must not drift)."""
-    from autograde.rubric.config import CalibratedQrelsConfig
+    from autograde.config.rubric import CalibratedQrelsConfig
 
     raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "rubric" / "example.yaml").read_text())
     example = RubricConfig.model_validate(raw["rubric"])
@@ -134,13 +134,8 @@ def test_example_config_holds_the_defaults() -> None:
 
 def test_workflow_helpers(tmp_path: Path) -> None:
     """What rules/rubric.smk and rule all read from the experiment config."""
-    from autograde.rubric.workflow import (
-        calibrated_qrels_files,
-        calibrated_section,
-        rubric_predict_sources,
-        rubric_section,
-        rubric_targets,
-    )
+    from autograde.calibrated.workflow import calibrated_qrels_files, calibrated_section, calibrated_targets
+    from autograde.rubric.workflow import rubric_predict_sources, rubric_section, rubric_targets
 
     raw = {"results_dir": "res",
            "rubric": {"llm": "a.tsv", "human": "h.tsv", "predict": ["new/x.tsv", "new/y.parquet"]},
@@ -149,16 +144,17 @@ def test_workflow_helpers(tmp_path: Path) -> None:
     targets = rubric_targets(raw)
     assert "res/rubric/model.pt" in targets and "res/rubric/predictions/y.parquet" in targets
     assert calibrated_qrels_files("res", calibrated_section(raw))["qrels"] == "res/qrels/calibrated/expected-2.qrels"
-    assert "res/qrels/calibrated/expected-2.qrels" in targets
+    assert "res/qrels/calibrated/expected-2.qrels" in calibrated_targets(raw)
     off = {"results_dir": "res", "rubric": {"enabled": False}, "calibrated_qrels": {"enabled": False}}
     assert rubric_targets(off) == [] and rubric_targets({"results_dir": "res"}) == []
+    assert calibrated_targets(off) == [] and calibrated_targets({"results_dir": "res"}) == []
     dup = {"rubric": {"llm": "a", "human": "h", "predict": ["p/x.tsv", "q/x.tsv"]}}
     with pytest.raises(InputError, match="two entries are named 'x'"):
         rubric_predict_sources(rubric_section(dup))
 
 
 def test_fit_report_records_input_hashes(tmp_path: Path) -> None:
-    from autograde.ids import file_sha256
+    from autograde.core.ids import file_sha256
 
     files = write_tiny_files(tmp_path / "data", n_texts=12)
     cfg = RubricConfig.model_validate({"rubric": str(files["rubric"]), "llm": str(files["llm"]),

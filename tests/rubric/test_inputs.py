@@ -9,20 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from autograde.errors import InputError
+from autograde.core.errors import InputError
+from autograde.core.tables import write_table
 from autograde.rubric.dataset import build_dataset
 from autograde.rubric.definition import Rubric, load_rubric
-from autograde.rubric.inputs import (
-    MISSING,
-    read_grades_llm,
-    read_human,
-    read_human_table,
-    read_llm,
-    read_llm_table,
-    read_synthetic_human,
-    read_synthetic_llm,
-)
-from autograde.tables import write_table
+from autograde.rubric.human_answers import read_human, read_human_table, read_synthetic_human
+from autograde.rubric.llm_answers import read_grades_llm, read_llm, read_llm_table, read_synthetic_llm
+from autograde.rubric.tables import MISSING
 
 LLM_HEADER = "text_id\tcriterion\tsample_llm\tanswer1_prob\tanswer2_prob\tanswer3_prob\tanswer4_prob\n"
 HUMAN_HEADER = "round\ttext_id\tDQQ0\tQ1\tQ0\tannotator_id\n"

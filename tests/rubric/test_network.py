@@ -9,8 +9,8 @@ import torch
 
 from autograde.rubric.dataset import build_dataset, prediction_rows
 from autograde.rubric.definition import Rubric
-from autograde.rubric.inputs import MISSING, Annotation
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
+from autograde.rubric.tables import MISSING, Annotation
 from autograde.rubric.train import fit, group_folds, load_model, save_model
 
 from .conftest import FAST, TINY_RUBRIC, tiny_tables

@@ -107,7 +107,7 @@ def test_config_form_and_empty_test_set(tmp_path: Path) -> None:
     raw["rubric"]["test"]["human"] = str(empty)
     cfg.write_text(yaml.safe_dump(raw))
     with pytest.raises(Exception, match="no annotation has LLM distributions"):
-        from autograde.rubric.config import RubricConfig
+        from autograde.config.rubric import RubricConfig
         from autograde.rubric.stages import run_transfer
 
         run_transfer(RubricConfig.model_validate(raw["rubric"]), out)

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from helpers import shared_data
 
+from autograde.calibrated.cv import cross_validate_qrels, query_folds
+from autograde.calibrated.features import features_from_sources
+from autograde.calibrated.fit import fit_calibrated
+from autograde.calibrated.model import load_model
 from autograde.cli import main
+from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.io.trec import read_qrels, write_qrels
-from autograde.rubric.config import CalibratedQrelsConfig
-from autograde.rubric.qrels_cv import cross_validate_qrels, query_folds
-from autograde.rubric.qrels_fit import fit_calibrated
-from autograde.rubric.qrels_model import load_model
-from autograde.rubric.relevance import features_from_sources
 
 from .test_relevance import FAST, _tiny
 

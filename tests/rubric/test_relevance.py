@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 from helpers import shared_data
 
+from autograde.calibrated.cv import cross_validate_qrels
+from autograde.calibrated.features import features_from_sources
+from autograde.calibrated.stages import run_cross_validate
+from autograde.calibrated.thresholds import threshold_labels, tune_thresholds
 from autograde.cli import main
-from autograde.errors import InputError
+from autograde.config.rubric import CalibratedQrelsConfig
+from autograde.core.errors import InputError
+from autograde.core.tables import write_table
 from autograde.io.trec import read_qrels
-from autograde.rubric.config import CalibratedQrelsConfig
-from autograde.rubric.qrels_cv import cross_validate_qrels
-from autograde.rubric.qrels_stage import run_cross_validate
-from autograde.rubric.qrels_thresholds import threshold_labels, tune_thresholds
-from autograde.rubric.relevance import features_from_sources
-from autograde.tables import write_table
 
 NET = {"members": 2, "personalized": False, "batch_size": 32, "patience": 5, "hidden1": 8, "hidden2": 8,
        "learning_rate": 0.02}

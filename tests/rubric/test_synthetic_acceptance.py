@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import shared_data
 
-from autograde.rubric.config import EvaluationSettings, RubricConfig
+from autograde.config.rubric import EvaluationSettings, RubricConfig
 from autograde.rubric.evaluate import evaluate
 from autograde.rubric.stages import load_training_data
 

@@ -22,8 +22,8 @@ from loopback_server import LoopbackServer
 from test_workflow import scheduled, snakemake
 
 from autograde.cli import main
-from autograde.io.bank import read_bank
-from autograde.shards import shard_assignment
+from autograde.io.banks.read import read_bank
+from autograde.pipeline.shards import shard_assignment
 
 DOWNSTREAM = {"merge_grades", "rubric_qrels", "evaluate", "leaderboards", "cover", "correlation", "reports",
               "report_correlation", "site", "all"}

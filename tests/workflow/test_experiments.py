@@ -19,8 +19,8 @@ import pytest
 import yaml
 from helpers import REPO, SHARED, shared_data
 
-from autograde.errors import ConfigError
-from autograde.experiment import resolve_workflow_config
+from autograde.config.experiment import resolve_workflow_config
+from autograde.core.errors import ConfigError
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ What it asserts, in one cluster session (see tests/slurm/local_cluster.py for th
    neither embedded grading jobs nor analysis jobs carry a GPU request.
 3. With an ``hf`` grader (``device: cuda``) added, its grading job is submitted with a GPU request
    (``--gpus=1``: TresPerJob=gres:gpu:1, one fake GPU allocated) and fails at once with the message of
-   ``autograde.runtime.require_gpu`` (this machine has no CUDA device; the hf model is never loaded).
+   ``autograde.pipeline.jobs.require_gpu`` (this machine has no CUDA device; the hf model is never loaded).
 
 The five Snakemake runs of the test (apt-get install and cluster start excluded) must fit in BUDGET_S.
 Skips (with the reason) when not root, or when apt-get is missing or cannot install slurm/munge (no network),
@@ -41,9 +41,9 @@ import yaml
 from conftest import MINI_BANK, write_mini_dataset
 from helpers import REPO
 
-from autograde.doctor import _sinfo_gpu_partitions
-from autograde.runtime import gpu_visibility
-from autograde.shards import shard_assignment
+from autograde.core.runtime import gpu_visibility
+from autograde.pipeline.shards import shard_assignment
+from autograde.workflow.doctor import _sinfo_gpu_partitions
 
 sys.path.insert(0, str(Path(__file__).parent / "slurm"))
 from local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_installed

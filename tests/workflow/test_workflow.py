@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from helpers import REPO
 
-from autograde.shards import shard_assignment
+from autograde.pipeline.shards import shard_assignment
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -10,27 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograde.errors import AutogradeError, Problems
-from autograde.log import logger
+from autograde.core.errors import AutogradeError, Problems
+from autograde.core.log import logger
 
 if TYPE_CHECKING:
-    from autograde.banks.config import BankGenerationConfig
-    from autograde.config import Config
-    from autograde.experiment import ConfigSource
+    from autograde.config.banks import BankGenerationConfig
+    from autograde.config.experiment import ConfigSource
+    from autograde.config.model import Config
 
 
 def check_bank_generation(config: Config, queries: dict[str, str] | None, problems: Problems,
                           source: str | ConfigSource = "config") -> None:
     """Add every problem of the ``bank_generation:`` section (and graders using generation prompts) to ``problems``;
     each names the config line of its key."""
-    from autograde.experiment import ConfigSource
+    from autograde.config.experiment import ConfigSource
 
     src = ConfigSource.of(source)
-    from pydantic import ValidationError
-
     from autograde.banks.generate import resolve_generation_prompt
-    from autograde.config import error_lines
-    from autograde.grading.registry import options_model
 
     for name, cfg in config.bank_generation.items():
         key = f"bank_generation.{name}"
@@ -40,15 +36,6 @@ def check_bank_generation(config: Config, queries: dict[str, str] | None, proble
         except AutogradeError as exc:
             problems.add(*src.locate(("bank_generation", name, "prompt_class")), str(exc).split(" (fix: ")[0],
                          "pick one from 'autograde prompts --kind generation', or define it in options.custom_prompts")
-        try:
-            options_model(cfg.backend).model_validate(cfg.options)
-        except ValidationError as exc:
-            model = options_model(cfg.backend)
-            for err in exc.errors():
-                for line in error_lines([err], model, (key, "options")):
-                    problems.add(*src.locate(("bank_generation", name, "options", *err["loc"])), line,
-                                 f"see the options of backend {cfg.backend} in README.md")
-        _check_generation_model(name, cfg, src, problems)
         _check_edited_copy(config, name, cfg, problems)
         if prompt is not None and queries and {"query_title", "query_subtopic"} & _fields(prompt.template):
             plain = [q for q, t in queries.items() if cfg.subtopic_separator not in t]
@@ -59,21 +46,9 @@ def check_bank_generation(config: Config, queries: dict[str, str] | None, proble
     _check_no_generation_prompt_in_graders(config, src, problems)
 
 
-def _check_generation_model(name: str, cfg: BankGenerationConfig, src: ConfigSource, problems: Problems) -> None:
-    """An hf / vllm generator's model that looks like a local path must exist."""
-    if cfg.backend not in ("hf", "vllm"):
-        return
-    model_path = cfg.model
-    looks_local = model_path.startswith((".", "/", "~")) or model_path.endswith(".gguf") or model_path.count("/") != 1
-    if looks_local and not Path(model_path).expanduser().exists():
-        problems.add(*src.locate(("bank_generation", name, "model")),
-                     f"bank_generation.{name}.model: {model_path!r} does not exist",
-                     "give an existing model folder or .gguf file, or a hub id (org/name) in the local HF cache")
-
-
 def _check_edited_copy(config: Config, name: str, cfg: BankGenerationConfig, problems: Problems) -> None:
     """``grade_with: edited`` needs the edited copy of the generated bank."""
-    from autograde.banks.config import edited_bank_path, generated_bank_path
+    from autograde.config.banks import edited_bank_path, generated_bank_path
 
     if cfg.grade_with != "edited":
         return
@@ -90,9 +65,10 @@ def _check_edited_copy(config: Config, name: str, cfg: BankGenerationConfig, pro
 def _check_no_generation_prompt_in_graders(config: Config, src: ConfigSource, problems: Problems) -> None:
     """A grader must not use a test-bank generation prompt."""
     from autograde.grading.prompts import get_prompt
+    from autograde.grading.registry import backend
 
     for i, g in enumerate(config.graders):
-        if not g.prompt_class or g.backend == "embedded":
+        if not g.prompt_class or not backend(g.backend).language_model:
             continue
         try:
             p = get_prompt(g.prompt_class)

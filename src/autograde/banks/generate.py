@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from autograde.banks.cache import GenerationCache
-from autograde.banks.model import Bank, BankItem
 from autograde.banks.parse import GeneratedItems, ItemLimits, extract_items, validation_problem
-from autograde.errors import GraderSetupError
+from autograde.core.errors import GraderSetupError
+from autograde.core.ids import item_id
+from autograde.core.log import logger, progress
 from autograde.grading.backend import Decoding, Failure, Generation, LLMBackend
 from autograde.grading.cache import cache_key, identity_hash
-from autograde.ids import item_id
-from autograde.log import logger, progress
+from autograde.io.banks.model import Bank, BankItem
 
 if TYPE_CHECKING:
-    from autograde.banks.config import BankGenerationConfig
+    from autograde.config.banks import BankGenerationConfig
     from autograde.grading.prompts import PromptClass
 
 GENERATOR_CODE_VERSION = "1"

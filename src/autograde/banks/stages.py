@@ -1,6 +1,6 @@
 """The workflow stages of Phase 1 (rules ``generate_bank`` and ``merge_bank``), their digests and resources.
 
-Generation is sharded by query like grading (:mod:`autograde.shards`): shard ``i-of-n`` generates the items of
+Generation is sharded by query like grading (:mod:`autograde.pipeline.shards`): shard ``i-of-n`` generates the items of
 its queries and writes a workbench-format shard bank, a failures file and stats; ``merge_bank`` joins the shards
 into ``<results_dir>/banks/<name>.jsonl.gz`` (queries in the order of the queries file).
 
@@ -16,22 +16,17 @@ edit reruns exactly the grading shard of the edited query.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.errors import AutogradeError, Problems
-from autograde.ids import content_hash
-from autograde.log import logger
+from autograde.core.errors import AutogradeError, Problems
+from autograde.core.ids import content_hash
+from autograde.core.log import logger
 
 if TYPE_CHECKING:
-    from autograde.banks.config import BankGenerationConfig
-    from autograde.config import Config
-    from autograde.io.bank import Bank
-
-
-ENVS_DIR = Path(__file__).resolve().parents[3] / "envs"
-"""The workflow's conda environment files (as :data:`autograde.workflow.ENVS_DIR`, without importing it)."""
+    from autograde.config.banks import BankGenerationConfig
+    from autograde.config.model import Config
+    from autograde.io.banks.model import Bank
 
 
 class BankGenerationError(AutogradeError, RuntimeError):
@@ -73,7 +68,7 @@ def generation_payload(name: str, cfg: BankGenerationConfig) -> dict[str, Any]:
 
 def generation_shard_digest(config: Config, name: str, scatteritem: str, queries: dict[str, str]) -> str:
     """Digest of one generation shard: the generation settings and prompt, and its queries' texts."""
-    from autograde.shards import shard_queries
+    from autograde.pipeline.shards import shard_queries
 
     mine = shard_queries(list(queries), scatteritem)
     payload = {**generation_payload(name, bank_config(config, name)), "queries": {q: queries[q] for q in mine}}
@@ -82,7 +77,7 @@ def generation_shard_digest(config: Config, name: str, scatteritem: str, queries
 
 def graded_generated_digest(config: Config, grader: str, scatteritem: str, queries: dict[str, str]) -> str:
     """Digest of a grading shard whose bank is generated: the grader, and what its queries' items come from."""
-    from autograde.shards import shard_queries
+    from autograde.pipeline.shards import shard_queries
 
     g = config.grader(grader)
     mine = shard_queries(list(queries), scatteritem)
@@ -93,32 +88,10 @@ def graded_generated_digest(config: Config, grader: str, scatteritem: str, queri
 
 def generated_bank_targets(config: Config) -> list[str]:
     """Generated banks the default target makes (those graded as generated; an edited one's draft is on demand)."""
-    from autograde.banks.config import generated_bank_path
+    from autograde.config.banks import generated_bank_path
 
     return [generated_bank_path(config.results_dir, n) for n, g in config.bank_generation.items()
             if g.grade_with == "generated"]
-
-
-def generation_resources(config: Config, name: str) -> dict[str, Any]:
-    """Per-job resources of ``generate_bank`` by backend, as for grading jobs: a GPU for hf/vllm (unless
-    ``options.device: cpu``; ``$AUTOGRADE_GPU_MODEL`` names its model), none for openai (network-bound)."""
-    from autograde.runtime import needs_gpu_backend
-
-    cfg = bank_config(config, name)
-    env = ENVS_DIR / ("vllm.yaml" if cfg.backend == "vllm" else "hf.yaml")
-    conda_env = str(env) if env.exists() else None
-    if needs_gpu_backend(cfg.backend, cfg.options):
-        return {"gpu": 1, "gpu_model": os.environ.get("AUTOGRADE_GPU_MODEL") or None, "mem_mb": 32000,
-                "runtime": 240, "conda_env": conda_env}
-    return {"gpu": 0, "gpu_model": None, "mem_mb": 2000, "runtime": 240, "conda_env": conda_env}
-
-
-def _guard_gpu(name: str, cfg: BankGenerationConfig) -> None:
-    """The grading jobs' GPU guard for a generation job (fails at once, before loading a model)."""
-    from autograde.config import GraderConfig
-    from autograde.runtime import require_gpu
-
-    require_gpu(GraderConfig(name=name, backend=cfg.backend, bank="direct", model=cfg.model, options=cfg.options))
 
 
 def run_generate_shard(config: Config, name: str, scatteritem: str, bank_path: str | Path,
@@ -126,19 +99,18 @@ def run_generate_shard(config: Config, name: str, scatteritem: str, bank_path: s
                        digest: str | None = None) -> dict[str, Any]:
     """Generate the items of one shard's queries (rule ``generate_bank``); returns the shard's stats.
 
-    Raises :class:`~autograde.errors.EndpointError` (after caching every answer received) when the endpoint gave
+    Raises :class:`~autograde.core.errors.EndpointError` (after caching every answer received) when the endpoint gave
     no answer for some queries: the job fails and a rerun asks again for exactly those.
     """
     from autograde.banks.generate import make_generator, query_prompts, results_to_bank
-    from autograde.errors import EndpointError
-    from autograde.io.bank import write_bank
+    from autograde.core.errors import EndpointError
+    from autograde.core.runtime import set_threads
+    from autograde.core.text import atomic_write_text
+    from autograde.io.banks.model import write_bank
     from autograde.io.queries import read_queries
-    from autograde.io.text import atomic_write_text
-    from autograde.runtime import set_threads
-    from autograde.shards import shard_queries
+    from autograde.pipeline.shards import shard_queries
 
     cfg = bank_config(config, name)
-    _guard_gpu(name, cfg)
     set_threads(threads)
     queries = read_queries(config.data.queries_file)
     mine = set(shard_queries(list(queries), scatteritem))
@@ -174,54 +146,10 @@ def run_generate_shard(config: Config, name: str, scatteritem: str, bank_path: s
     return stats
 
 
-def generate_shard_in_vllm_env(raw_config: dict[str, Any], name: str, scatteritem: str, bank_path: str | Path,
-                               failures_path: str | Path, stats_path: str | Path, threads: int | None = None,
-                               digest: str | None = None) -> dict[str, Any]:
-    """Run one generation shard of a ``vllm`` bank through ``autograde bank generate --shard`` in the vLLM
-    environment (as grading does: :mod:`autograde.grading.vllm_env`); returns the shard's stats."""
-    import tempfile
-
-    import yaml
-
-    from autograde.grading.vllm_env import find_vllm_python, run_in_vllm_env
-
-    cfg = (raw_config.get("bank_generation") or {}).get(name) or {}
-    python = find_vllm_python((cfg.get("options") or {}).get("python"))
-    out_dir = Path(bank_path).parent
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fd, cfg_path = tempfile.mkstemp(prefix=".vllm-job-", suffix=".yaml", dir=out_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            yaml.safe_dump(raw_config, f, sort_keys=False)
-        args = ["-m", "autograde.cli", "bank", "generate", "--config", cfg_path, "--bank", name, "--shard", scatteritem,
-                "--out-bank", str(bank_path), "--out-failures", str(failures_path), "--out-stats", str(stats_path)]
-        if digest:
-            args += ["--digest", digest]
-        if threads:
-            args += ["--threads", str(threads)]
-        run_in_vllm_env(python, args, f"bank {name} shard {scatteritem}", threads)
-    finally:
-        Path(cfg_path).unlink(missing_ok=True)
-    return json.loads(Path(stats_path).read_text(encoding="utf-8"))
-
-
-def _read_shard_stats(name: str, shard_stats: list[str],
-                      expected_digests: dict[str, str] | None) -> list[dict[str, Any]]:
-    """The shards' stats; refuses a shard generated for an older generation config (its digest differs)."""
-    problems = Problems()
-    shards = [json.loads(Path(p).read_text(encoding="utf-8")) for p in shard_stats]
-    for path, st in zip(shard_stats, shards, strict=True):
-        want = (expected_digests or {}).get(st.get("shard", ""))
-        if want is not None and st.get("digest") != want:
-            problems.add(path, None, f"shard of bank {name!r} generated for an older generation config",
-                         "regenerate it: snakemake -R generate_bank (cached answers are reused)")
-    problems.raise_if_any()
-    return shards
-
-
 def _join_shard_banks(shard_banks: list[str], order: dict[str, int]) -> Bank:
     """The shards' banks as one, queries in the queries file's order (item order within a query kept)."""
-    from autograde.io.bank import Bank, read_bank
+    from autograde.io.banks.model import Bank
+    from autograde.io.banks.read import read_bank
 
     problems = Problems()
     parts = [read_bank(p, problems) for p in shard_banks if Path(p).stat().st_size]
@@ -235,6 +163,10 @@ def _join_shard_banks(shard_banks: list[str], order: dict[str, int]) -> Bank:
     return bank
 
 
+SHARD_COUNTERS = ("queries", "ok", "failed", "failed_transient", "items", "model_calls", "cached", "repairs")
+"""The counters of a generation shard's stats that the merge sums."""
+
+
 def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_failures: list[str],
                    shard_stats: list[str], bank_path: str | Path, failures_path: str | Path, stats_path: str | Path,
                    expected_digests: dict[str, str] | None = None) -> dict[str, Any]:
@@ -243,12 +175,14 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
     Refuses shards generated for an older config, and raises :class:`BankGenerationError` when no query got
     items or more than ``allow_failures`` of the queries have none (each failure named with its file and line).
     """
-    from autograde.io.bank import write_bank
+    from autograde.core.text import atomic_write_text
+    from autograde.io.banks.model import write_bank
     from autograde.io.queries import read_queries
-    from autograde.io.text import atomic_write_text
+    from autograde.pipeline.jobs import gather_shards
 
     cfg = bank_config(config, name)
-    shards = _read_shard_stats(name, shard_stats, expected_digests)
+    shards, total = gather_shards(shard_stats, SHARD_COUNTERS, expected_digests, f"shard of bank {name!r}",
+                                  "regenerate it: snakemake -R generate_bank (cached answers are reused)")
     order = {q: i for i, q in enumerate(read_queries(config.data.queries_file))}
     bank = _join_shard_banks(shard_banks, order)
     failures: list[tuple[str, int, dict[str, Any]]] = []
@@ -274,8 +208,7 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
                        f["query_id"], cfg.allow_failures, f["error"])
     write_bank(bank_path, bank, cfg.test_collection)
     atomic_write_text(failures_path, "".join(json.dumps(f, ensure_ascii=False) + "\n" for _, _, f in failures))
-    keys = ("queries", "ok", "failed", "failed_transient", "items", "model_calls", "cached", "repairs")
-    total: dict[str, Any] = {k: sum(int(s.get(k) or 0) for s in shards) for k in keys}
+    total: dict[str, Any] = dict(total)
     total["model_seconds"] = round(sum(float(s.get("model_seconds") or 0) for s in shards), 3)
     stats = {"bank": name, **total, "shards": shards}
     atomic_write_text(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")
@@ -291,7 +224,7 @@ def run_generate_bank(config: Config, name: str, out_dir: str | Path | None = No
     Writes ``<results_dir>/banks/<name>.jsonl.gz`` (or under ``out_dir``) with its failures and stats, exactly as
     the workflow does (same cache, same bytes).
     """
-    from autograde.banks.config import generated_bank_path
+    from autograde.config.banks import generated_bank_path
 
     bank_path = Path(generated_bank_path(str(out_dir) if out_dir else config.results_dir, name))
     shard_dir = bank_path.parent / name / "shards"

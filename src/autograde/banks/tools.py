@@ -1,6 +1,6 @@
 """Looking at and combining test banks: stats, diff (by query) and merge.
 
->>> from autograde.banks.model import Bank, BankItem
+>>> from autograde.io.banks.model import Bank, BankItem
 >>> a = Bank([BankItem("q/1", "q", "question", "When did rock begin?"), BankItem("q/2", "q", "question", "Who?")])
 >>> b = Bank([BankItem("q/3", "q", "question", "When exactly did rock begin?"), BankItem("q/4", "q", "question", "Where?")])
 >>> d = diff_banks(a, b)["queries"]["q"]
@@ -14,8 +14,8 @@ import statistics
 from difflib import SequenceMatcher
 from typing import Any
 
-from autograde.banks.model import Bank, BankItem
 from autograde.banks.parse import normalize_item
+from autograde.io.banks.model import Bank, BankItem
 
 
 def _dist(values: list[int]) -> dict[str, float]:

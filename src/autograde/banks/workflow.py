@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from autograde.banks.stages import generation_resources, generation_shard_digest
+from autograde.banks.stages import bank_config, generation_shard_digest
+from autograde.pipeline.jobs import ModelJobs
 
 
 class BankRules:
@@ -20,6 +21,12 @@ class BankRules:
         self.ctx = ctx
         self.config = ctx.config
         self.scatter_items = scatter_items
+        self.jobs = ModelJobs("generate_bank", self.spec)
+        """Resources and conda env of the generate_bank jobs, by backend (:mod:`autograde.pipeline.jobs`)."""
+
+    def spec(self, wildcards: Any) -> Any:
+        """The model spec of one generated bank (``bank_generation.<bank>``)."""
+        return bank_config(self.config, wildcards.bank)
 
     def bank_constraint(self) -> str:
         """The ``{bank}`` wildcard's constraint: the generated banks' names."""
@@ -39,21 +46,3 @@ class BankRules:
 
     def allow_failures(self, wildcards: Any) -> float:
         return self.config.bank_generation[wildcards.bank].allow_failures
-
-    def _resource(self, wildcards: Any, name: str) -> Any:
-        return generation_resources(self.config, wildcards.bank)[name]
-
-    def gpu(self, wildcards: Any) -> Any:
-        return self._resource(wildcards, "gpu")
-
-    def gpu_model(self, wildcards: Any) -> Any:
-        return self._resource(wildcards, "gpu_model")
-
-    def mem_mb(self, wildcards: Any) -> Any:
-        return self._resource(wildcards, "mem_mb")
-
-    def runtime(self, wildcards: Any) -> Any:
-        return self._resource(wildcards, "runtime")
-
-    def conda_env(self, wildcards: Any) -> Any:
-        return self._resource(wildcards, "conda_env")

@@ -10,7 +10,7 @@ Examples::
     autograde rubric evaluate --config config/rubric/example.yaml --out evaluation.json
 
 One module per command group registers its subcommands (:data:`GROUPS`); this module only builds the parser
-and dispatches. Errors: every :class:`~autograde.errors.AutogradeError` (bad input, bad config, an endpoint
+and dispatches. Errors: every :class:`~autograde.core.errors.AutogradeError` (bad input, bad config, an endpoint
 that fails) prints as one message naming the file, line and fix, with exit status 2; anything else is a bug
 and keeps its traceback.
 """
@@ -21,8 +21,8 @@ import argparse
 
 from autograde import __version__
 from autograde.cli import banks, doctor, interchange, metrics, nuggets, prompts, reports, reproduce, rubric, stages
-from autograde.errors import AutogradeError
-from autograde.log import logger, setup_logging
+from autograde.core.errors import AutogradeError
+from autograde.core.log import logger, setup_logging
 
 GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""

@@ -23,8 +23,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograde.cli.common import add_command, add_experiment_argument, experiment_file, load_experiment
-from autograde.log import logger
+from autograde.cli.common import (
+    add_command,
+    add_config_option,
+    add_shard_options,
+    add_threads_option,
+    experiment_file,
+    load_experiment,
+)
+from autograde.core.log import logger
 
 FORMAT_CHOICES = ["auto", "workbench", "tqa", "nuggetizer", "autojudge", "tsv"]
 
@@ -34,7 +41,7 @@ def _read(path: str, fmt: str, kind: str = "question", queries: dict[str, str] |
           strict: bool = True) -> Any:
     """A bank read like the workflow reads it (``strict``: a malformed bank is refused with every problem), or,
     for the conversion commands, leniently (what cannot be used is dropped and reported)."""
-    from autograde.banks.formats import import_bank
+    from autograde.io.banks.formats import import_bank
 
     bank, report = import_bank(path, fmt, kind=kind, queries=queries, queries_source=queries_source,
                                query_prefix=query_prefix, strict=strict)
@@ -88,8 +95,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from autograde.banks.formats import export_bank
     from autograde.banks.tools import merge_banks
+    from autograde.io.banks.formats import export_bank
 
     banks = [(p, _read(p, args.from_, args.kind)[0]) for p in args.banks]
     merged, notes = merge_banks(banks)
@@ -102,7 +109,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from autograde.banks.formats import export_bank
+    from autograde.io.banks.formats import export_bank
 
     queries = _queries(args.queries)
     bank, report = _read(args.input, args.from_, args.kind, queries, args.queries or "", quiet=True,
@@ -119,7 +126,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from autograde.banks.formats import export_bank
+    from autograde.io.banks.formats import export_bank
 
     bank, _ = _read(args.bank, args.from_, args.kind, strict=False)
     report = export_bank(bank, args.out, args.to)
@@ -130,20 +137,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _importance_labels(args: argparse.Namespace) -> dict[str, str | None]:
     """item id -> importance from --set, --clear and --from-file (a TSV item_id<TAB>importance, or the workflow's
     importance table); a value other than vital / okay is an error naming where it came from."""
-    from autograde.errors import Problems
-    from autograde.nuggets.labels import IMPORTANCE_LABELS
+    from autograde.core.errors import Problems
+    from autograde.metrics.nugget_labels import IMPORTANCE_LABELS
 
     problems = Problems()
     labels: dict[str, str | None] = {}
     fix = "write vital or okay"
     if args.from_file:
         if args.from_file.endswith(".parquet"):
-            from autograde.tables import read_table
+            from autograde.core.tables import read_table
 
             rows: list[tuple[int | None, str, str]] = [
                 (None, str(i), str(v)) for i, v in read_table(args.from_file, ["item_id", "importance"]).itertuples(index=False)]
         else:
-            from autograde.io.text import iter_lines
+            from autograde.core.text import iter_lines
 
             rows = [(n, line.split("\t")[0], line.split("\t")[1]) for n, line in iter_lines(args.from_file, problems)
                     if line.strip() and not line.startswith("#") and "\t" in line]
@@ -163,9 +170,9 @@ def _importance_labels(args: argparse.Namespace) -> dict[str, str | None]:
 
 def cmd_set_importance(args: argparse.Namespace) -> int:
     """Set (or clear) nuggets' importance in a bank; hand-set importance wins over the importance model."""
-    from autograde.banks.formats import export_bank
     from autograde.banks.tools import set_importance
-    from autograde.errors import InputError, Problem
+    from autograde.core.errors import InputError, Problem
+    from autograde.io.banks.formats import export_bank
 
     bank, _ = _read(args.bank, args.from_, args.kind)
     labels = _importance_labels(args)
@@ -187,15 +194,15 @@ def cmd_set_importance(args: argparse.Namespace) -> int:
 
 def cmd_init_edit(args: argparse.Namespace) -> int:
     """Copy a generated bank to the file humans edit (never overwrites an edited file without --force)."""
-    from autograde.banks.config import edited_bank_path, generated_bank_path
-    from autograde.errors import AutogradeError
-    from autograde.io.bank import write_bank
+    from autograde.config.banks import edited_bank_path, generated_bank_path
+    from autograde.core.errors import AutogradeError
+    from autograde.io.banks.model import write_bank
 
     source, target, name = args.source, args.out, args.bank
-    if args.config:
+    if args.config or (name and not (source and target)):
         config = load_experiment(args)
         if not name:
-            raise AutogradeError(f"{args.config}: name the generated bank with --bank (fix: one of "
+            raise AutogradeError(f"{experiment_file(args)}: name the generated bank with --bank (fix: one of "
                                  f"{', '.join(config.bank_generation) or 'none under bank_generation:'})")
         from autograde.banks.stages import bank_config
 
@@ -215,17 +222,20 @@ def cmd_init_edit(args: argparse.Namespace) -> int:
     bank, _ = _read(source, "workbench")
     write_bank(target, bank)  # plain JSONL: one line per query, items in order
     print(f"wrote {target}: {len(bank.items)} items for {len(bank.by_query())} queries, a copy of {source}")
-    if args.config:
+    if name:
         print(f"edit it, then set bank_generation.{name}.grade_with: edited (and edited: {target} if that is not "
               "the default path); a rerun regrades only the queries whose items you changed")
     return 0
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from autograde.banks.stages import run_generate_bank, run_generate_shard
-    from autograde.errors import AutogradeError
+    from autograde.banks.stages import bank_config, run_generate_bank, run_generate_shard
+    from autograde.core.errors import AutogradeError
+    from autograde.pipeline.jobs import require_gpu
 
     config = load_experiment(args)
+    for name in [args.bank] if args.bank else list(config.bank_generation):
+        require_gpu(bank_config(config, name), f"bank {name}")
     if args.shard:  # one workflow shard (rule generate_bank runs this in the vLLM environment)
         if not (args.bank and args.out_bank and args.out_failures and args.out_stats):
             raise AutogradeError("--shard needs --bank, --out-bank, --out-failures and --out-stats")
@@ -315,7 +325,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     si.set_defaults(func=cmd_set_importance)
 
     n = add_command(sub, "init-edit", "copy a generated bank to the file you edit (grade_with: edited)")
-    n.add_argument("--config", help="experiment config (with --bank: source and target from bank_generation:)")
+    add_config_option(n)
     n.add_argument("--bank", help="the generated bank's name")
     n.add_argument("--source", help="the generated bank (default: <results_dir>/banks/<bank>.jsonl.gz)")
     n.add_argument("--out", help="the edited copy (default: bank_generation.<bank>.edited or banks/<bank>.edited.jsonl)")
@@ -323,14 +333,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     n.set_defaults(func=cmd_init_edit)
 
     g = add_command(sub, "generate", "generate bank(s) of bank_generation: in this process (no Snakemake)")
-    add_experiment_argument(g)
+    add_config_option(g)
     g.add_argument("--bank", help="only this bank (default: every generated bank)")
     g.add_argument("--out-dir", help="write <out-dir>/banks/<bank>.jsonl.gz (default: the config's results_dir)")
-    g.add_argument("--shard", help="only this shard ('2-of-4', as the workflow's generate_bank jobs), written to "
-                   "--out-bank, --out-failures and --out-stats")
     g.add_argument("--out-bank", help="with --shard: the shard's items (JSONL)")
     g.add_argument("--out-failures", help="with --shard: the queries whose generation failed (JSONL)")
     g.add_argument("--out-stats", help="with --shard: counts and timings (JSON)")
-    g.add_argument("--digest", help="what the shard is generated for (workflow jobs; checked by merge_bank)")
-    g.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default: all cores)")
+    add_shard_options(g, "generated")
+    add_threads_option(g)
     g.set_defaults(func=cmd_generate)

@@ -1,9 +1,9 @@
 """What every command group shares: the experiment argument, config sections read from a YAML file, overrides.
 
 One reading of each thing: the experiment a command works on is ``--config`` when given, else
-``$AUTOGRADE_EXPERIMENT``, else the bundled example (:func:`autograde.experiment.experiment_path`, the same rule
+``$AUTOGRADE_EXPERIMENT``, else the bundled example (:func:`autograde.config.experiment.experiment_path`, the same rule
 the workflow follows); a section of a config file (``metrics:``, ``rubric:``, ``calibrated_qrels:``) is read by
-:func:`autograde.experiment.read_yaml` (duplicate keys are errors with their line) and validated by its model
+:func:`autograde.config.experiment.read_yaml` (duplicate keys are errors with their line) and validated by its model
 with every problem named by key and line; command-line overrides are validated the same way and attributed to
 the command line.
 """
@@ -11,16 +11,17 @@ the command line.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from autograde.errors import ConfigError
-from autograde.log import logger
+from autograde.core.errors import ConfigError
+from autograde.core.log import logger
 
 if TYPE_CHECKING:
-    from autograde.config import Config
+    from autograde.config.model import Config
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -28,14 +29,46 @@ EXPERIMENT_HELP = ("experiment config (default: $AUTOGRADE_EXPERIMENT if set, el
                    "config/experiments/example.yaml)")
 
 
-def add_experiment_argument(p: argparse.ArgumentParser) -> None:
-    """``--config``: the experiment a command reads (resolved when the command runs, so the variable counts)."""
-    p.add_argument("--config", default=None, metavar="YAML", help=EXPERIMENT_HELP)
+def add_config_option(p: argparse.ArgumentParser, section: str | None = None) -> None:
+    """``--config``: the experiment config file, the ONE meaning of the option in every command.
+
+    A command that reads the whole experiment (``section`` None) defaults to ``$AUTOGRADE_EXPERIMENT``, else the
+    bundled example (:func:`experiment_file`); a command that takes only the defaults of one ``section`` of it
+    (``metrics:``, ``rubric:``, ``calibrated_qrels:``) defaults to ``$AUTOGRADE_EXPERIMENT``, else the section's
+    built-in defaults (:func:`section_file`). Both are resolved when the command runs, so the variable counts.
+    """
+    if section is None:
+        p.add_argument("--config", default=None, metavar="YAML", help=EXPERIMENT_HELP)
+    else:
+        p.add_argument("--config", default=None, metavar="YAML",
+                       help=f"experiment config whose '{section}:' section gives the defaults (default: "
+                            f"$AUTOGRADE_EXPERIMENT if set, else the built-in defaults)")
+
+
+def add_threads_option(p: argparse.ArgumentParser, default: int | None = None,
+                       what: str = "CPU threads for the model") -> None:
+    """``--threads``: the thread count of torch, OpenMP and BLAS (set through :func:`autograde.core.runtime.set_threads`)."""
+    p.add_argument("--threads", type=int, default=default,
+                   help=f"{what} (default: {default if default is not None else 'all cores'})")
+
+
+def add_shard_options(p: argparse.ArgumentParser, made: str = "graded") -> None:
+    """``--shard`` and ``--digest``: the shard a workflow job runs, and what it is made for (checked at its merge)."""
+    p.add_argument("--shard", default="", help="the shard ('2-of-4', as the workflow's jobs); default: every query")
+    p.add_argument("--digest", default=None, help=f"what the shard is {made} for (workflow jobs; checked at the merge)")
+
+
+def section_file(args: argparse.Namespace) -> str | None:
+    """The config file a section-reading command takes its defaults from: ``--config``, else
+    ``$AUTOGRADE_EXPERIMENT``, else None (the section's built-in defaults)."""
+    from autograde.config.experiment import EXPERIMENT_ENV
+
+    return getattr(args, "config", None) or os.environ.get(EXPERIMENT_ENV) or None
 
 
 def experiment_file(args: argparse.Namespace) -> str:
     """The experiment file of a command: ``--config``, else ``$AUTOGRADE_EXPERIMENT``, else the bundled example."""
-    from autograde.experiment import experiment_path
+    from autograde.config.experiment import experiment_path
 
     return str(getattr(args, "config", None) or experiment_path({}))
 
@@ -44,16 +77,16 @@ def load_experiment(args: argparse.Namespace, resolve: bool = True) -> Config:
     """The validated experiment config of a command (see :func:`experiment_file`).
 
     ``resolve``: the queries and qrels of ``data.dataset`` are fetched (once) and named as files
-    (:func:`autograde.irds.resolve_dataset`); ``validate`` resolves them itself, without downloading.
+    (:func:`autograde.io.irds.resolve_dataset`); ``validate`` resolves them itself, without downloading.
     """
-    from autograde.experiment import load_config
+    from autograde.config.experiment import load_config
 
     path = experiment_file(args)
     if getattr(args, "config", None) is None:
         logger.debug("experiment: %s", path)
     config = load_config(path)
     if resolve and config.data.dataset:
-        from autograde.irds import resolve_dataset
+        from autograde.io.irds import resolve_dataset
 
         config = resolve_dataset(config)
     return config
@@ -63,7 +96,7 @@ def read_section(path: str | None, key: str) -> dict[str, Any]:
     """The raw ``key:`` mapping of a YAML config file ({} without a file or without that section)."""
     if not path:
         return {}
-    from autograde.experiment import read_yaml
+    from autograde.core.yamlfile import read_yaml
 
     raw = read_yaml(path) or {}
     if not isinstance(raw, dict):
@@ -80,8 +113,8 @@ def validate_section(model: type[M], raw: dict[str, Any], source: str | None, ke
                      from_command_line: set[str] | None = None) -> M:
     """``raw`` validated by ``model``; every problem named as ``key.field`` with its file line, or as the command
     line's when the value came from an option (``from_command_line`` holds those field names)."""
-    from autograde.config import error_lines, format_problems
-    from autograde.experiment import yaml_key_lines
+    from autograde.config.model import error_lines, format_problems
+    from autograde.core.yamlfile import yaml_key_lines
 
     try:
         return model.model_validate(raw)
@@ -116,7 +149,7 @@ def override(section: M, **values: Any) -> M:
 
 def write_text_outputs(out: str | None, text: str, quiet: bool = False) -> None:
     """Write ``text`` to ``out`` (atomically) when given, and print it unless ``quiet``."""
-    from autograde.io.text import atomic_write_text
+    from autograde.core.text import atomic_write_text
 
     if out:
         atomic_write_text(out, text)

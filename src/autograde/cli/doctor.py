@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from autograde.cli.common import add_experiment_argument, experiment_file
+from autograde.cli.common import add_config_option, experiment_file
 
 
 def register(subparsers: Any) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
         description="Check everything a run needs before submitting it; print ok/warn/fail with the fix for "
         "each problem. Exit status 1 if any check fails.",
     )
-    add_experiment_argument(p)
+    add_config_option(p)
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for an endpoint (default: %(default)s)")
     p.add_argument("--no-estimate", action="store_true", help="skip the estimate of prompts to send (reads the pool)")
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Run every check, print them, return 0 (no failure) or 1."""
-    from autograde.doctor import checks_json, exit_code, format_checks, run_checks
+    from autograde.workflow.doctor import checks_json, exit_code, format_checks, run_checks
 
     checks = run_checks(experiment_file(args), endpoint_timeout=args.timeout, estimate=not args.no_estimate)
     print(checks_json(checks) if args.json else format_checks(checks))

@@ -19,8 +19,8 @@ def cmd_export_workbench(args: argparse.Namespace) -> int:
     """Write grades (and the pool's text, rankings and judgments) in the workbench's graded format."""
     import pandas as pd
 
-    from autograde.io.interchange import export_workbench
-    from autograde.tables import read_table
+    from autograde.core.tables import read_table
+    from autograde.grading.interchange import export_workbench
 
     ingest = Path(args.ingest)  # a folder written by 'autograde ingest' (the workflow's results/ingest)
     grades = pd.concat([read_table(g) for g in args.grades], ignore_index=True)
@@ -31,8 +31,8 @@ def cmd_export_workbench(args: argparse.Namespace) -> int:
 
 def cmd_import_workbench(args: argparse.Namespace) -> int:
     """Read a workbench graded file into a pool table and a grades table."""
-    from autograde.io.interchange import import_workbench
-    from autograde.tables import write_table
+    from autograde.core.tables import write_table
+    from autograde.grading.interchange import import_workbench
 
     pool, grades = import_workbench(args.input)
     out = Path(args.out_dir)

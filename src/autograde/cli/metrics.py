@@ -18,9 +18,9 @@ import argparse
 import sys
 from typing import Any
 
-from autograde.cli.common import add_command, override
-from autograde.errors import AutogradeError
-from autograde.log import logger
+from autograde.cli.common import add_command, add_config_option, override, section_file
+from autograde.core.errors import AutogradeError
+from autograde.core.log import logger
 
 __all__ = ["register"]
 
@@ -34,7 +34,7 @@ def _load_metrics_config(path: str | None) -> Any:
 
 
 def _write_outputs(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> None:
-    from autograde.io.text import atomic_write_text
+    from autograde.core.text import atomic_write_text
     from autograde.metrics.report import write_json
 
     write_json(args.out, doc)
@@ -57,7 +57,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     from autograde.metrics.report import result_document
     from autograde.metrics.retrieval import evaluate_retrieval, load_qrels, load_runs, retrieval_markdown
 
-    cfg = _retrieval_cfg(args, _load_metrics_config(args.config).retrieval)
+    cfg = _retrieval_cfg(args, _load_metrics_config(section_file(args)).retrieval)
     qrels = load_qrels(args.qrels)
     runs, sources = load_runs(args.run)
     body = evaluate_retrieval(qrels, runs, cfg, sources=sources, qrels_source=args.qrels)
@@ -80,7 +80,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
     from autograde.metrics.retrieval import load_qrels, load_runs, per_query_measures, warn_missing_queries
     from autograde.metrics.significance import compare_systems, paired_test
 
-    mcfg = _load_metrics_config(args.config)
+    mcfg = _load_metrics_config(section_file(args))
     rcfg = _retrieval_cfg(args, mcfg.retrieval)
     scfg = override(mcfg.significance, baseline=args.baseline, n_resamples=args.n_resamples, seed=args.seed,
                      alpha=args.alpha, correction=args.correction, p_value_variant=args.p_value_variant,
@@ -131,7 +131,7 @@ def cmd_generation(args: argparse.Namespace) -> int:
     from autograde.metrics.generation import evaluate_generation, generation_markdown, read_generation_data
     from autograde.metrics.report import result_document
 
-    gcfg = override(_load_metrics_config(args.config).generation, gold_key=args.gold_key, pred_key=args.pred_key,
+    gcfg = override(_load_metrics_config(section_file(args)).generation, gold_key=args.gold_key, pred_key=args.pred_key,
                      metrics=args.metrics, rouge_tokenizer=args.rouge_tokenizer,
                      empty_reference=args.empty_reference)
     data = read_generation_data(args.data, gcfg.gold_key, gcfg.pred_key, args.predictions)
@@ -144,7 +144,7 @@ def cmd_generation(args: argparse.Namespace) -> int:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="result JSON")
     p.add_argument("--md", help="also write a Markdown table here")
-    p.add_argument("--config", help="YAML config whose 'metrics:' section gives the defaults")
+    add_config_option(p, "metrics")
     p.add_argument("--quiet", action="store_true", help="do not print the table on stdout")
 
 

@@ -19,7 +19,7 @@ import json
 import sys
 from typing import Any
 
-from autograde.cli.common import add_command, add_experiment_argument, load_experiment
+from autograde.cli.common import add_command, add_config_option, add_shard_options, add_threads_option, load_experiment
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -31,22 +31,31 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_importance(args: argparse.Namespace) -> int:
-    from autograde.layout import Layout
+    from autograde.core.layout import Layout
+    from autograde.nuggets.importance import importance_model
     from autograde.nuggets.stages import run_importance
+    from autograde.pipeline.jobs import require_gpu
 
     config = load_experiment(args)
+    require_gpu(importance_model(config), "nugget importance")
     lay = Layout.of(config.results_dir)
     out = args.out or lay.nugget_table("importance.parquet")
-    stats = run_importance(config, config.data.queries_file, out, out.removesuffix(".parquet") + ".stats.json")
+    stats = run_importance(config, args.queries or config.data.queries_file, out,
+                           args.stats or out.removesuffix(".parquet") + ".stats.json", shard=args.shard,
+                           threads=args.threads)
     print(json.dumps({k: v for k, v in stats.items() if k != "model"}, sort_keys=True))
     return 0
 
 
 def cmd_assign(args: argparse.Namespace) -> int:
     """One assignment shard (the workflow's assign_nuggets jobs of vllm assessors run this in the vLLM environment)."""
-    from autograde.nuggets.stages import run_assign_shard
+    from autograde.nuggets.stages import assessor, run_assign_shard
+    from autograde.nuggets.workflow import assessor_grader
+    from autograde.pipeline.jobs import require_gpu
 
-    stats = run_assign_shard(load_experiment(args), args.assessor, args.answers, args.queries, args.out, args.stats,
+    config = load_experiment(args)
+    require_gpu(assessor_grader(config, assessor(config, args.assessor)), f"assessor {args.assessor}")
+    stats = run_assign_shard(config, args.assessor, args.answers, args.queries, args.out, args.stats,
                              args.failures, shard=args.shard, threads=args.threads, digest=args.digest,
                              grader_grades=args.grader_grades, rankings=args.rankings)
     print(json.dumps(stats, sort_keys=True))
@@ -61,8 +70,8 @@ def _nuggets_of_bank(path: str | None, queries: str | None) -> tuple[dict[str, s
         qs = set(read_queries(queries))
     if not path:
         return None, qs
-    from autograde.errors import Problems
-    from autograde.io.bank import read_bank
+    from autograde.core.errors import Problems
+    from autograde.io.banks.read import read_bank
 
     problems = Problems()
     bank = read_bank(path, problems)
@@ -72,8 +81,8 @@ def _nuggets_of_bank(path: str | None, queries: str | None) -> tuple[dict[str, s
 
 def cmd_score(args: argparse.Namespace) -> int:
     from autograde.cli.common import write_text_outputs
+    from autograde.metrics.nuggets import ALL_QUERIES, MEASURES, evaluation_table
     from autograde.nuggets.interchange import read_assignments, reference_lines
-    from autograde.nuggets.scores import ALL_QUERIES, MEASURES, evaluation_table
 
     nuggets, queries = _nuggets_of_bank(args.bank, args.queries)
     answers = read_assignments(args.assignments, nuggets=nuggets, queries=queries)
@@ -104,28 +113,31 @@ def register(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="nuggets_command", required=True)
 
     r = add_command(sub, "run", "every nugget stage of the experiment in this process (no Snakemake)")
-    add_experiment_argument(r)
+    add_config_option(r)
     r.add_argument("--assessor", action="append", help="only this assessor (repeatable; default: every one)")
     r.set_defaults(func=cmd_run)
 
     i = add_command(sub, "importance", "vital / okay per nugget: the bank's, else the importance model's")
-    add_experiment_argument(i)
+    add_config_option(i)
     i.add_argument("--out", help="the importance table (default: <results_dir>/nuggets/importance.parquet)")
+    i.add_argument("--stats", help="the stats JSON (default: beside --out, .stats.json)")
+    i.add_argument("--queries", help="queries table written by ingest, or a queries file (default: data.queries)")
+    i.add_argument("--shard", default="", help="only this shard ('2-of-4', as the workflow's jobs); default: every query")
+    add_threads_option(i)
     i.set_defaults(func=cmd_importance)
 
     a = add_command(sub, "assign", "one assignment shard of one assessor (workflow jobs)")
-    add_experiment_argument(a)
+    add_config_option(a)
     a.add_argument("--assessor", required=True, help="the assessor's name under nuggets.assessors")
     a.add_argument("--answers", required=True, help="the whole-answers table (results/nuggets/answers.parquet)")
     a.add_argument("--queries", required=True, help="queries table written by ingest, or the queries file")
     a.add_argument("--out", required=True, help="output assignment grades parquet")
     a.add_argument("--stats", required=True, help="output stats JSON")
     a.add_argument("--failures", required=True, help="output failures JSONL")
-    a.add_argument("--shard", default="", help="the shard ('2-of-4'); default: every query")
-    a.add_argument("--digest", default=None, help="what the shard is graded for (workflow jobs; checked at merge)")
+    add_shard_options(a)
     a.add_argument("--grader-grades", help="mapped assessors: the mapped grader's merged grades parquet")
     a.add_argument("--rankings", help="mapped assessors: results/ingest/rankings.parquet (the answers' passages)")
-    a.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default: all cores)")
+    add_threads_option(a)
     a.set_defaults(func=cmd_assign)
 
     s = add_command(sub, "score", "rescore a TREC RAG assignment JSONL file; write the reference scorer's output")

@@ -19,18 +19,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograde.cli.common import add_experiment_argument, load_experiment
-from autograde.errors import AutogradeError
-from autograde.layout import Layout
-from autograde.log import logger
+from autograde.cli.common import add_config_option, load_experiment
+from autograde.core.errors import AutogradeError
+from autograde.core.layout import Layout
+from autograde.core.log import logger
 
 __all__ = ["register"]
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Table 5 of Dietz, SIGIR 2024 (Rubric-Grading Workbench) for one or more label qrels (A) against reference judgments (B)."""
-    from autograde.errors import Problems
-    from autograde.io.text import atomic_write_text
+    from autograde.core.errors import Problems
+    from autograde.core.text import atomic_write_text
     from autograde.io.trec import read_qrels
     from autograde.reports import agreement as ag
 
@@ -68,7 +68,6 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Per-grader reports (and the correlation report) from the results folder."""
     from autograde.reports.stages import (
-        config_leaderboard_sources,
         grader_report_files,
         grader_report_spec,
         reports_config,
@@ -88,7 +87,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         run_grader_reports(spec, rc, lay.grades(g), lay.ingest("judgments"), lay.ingest("rankings"),
                            lay.ingest("queries"), evaluations, grader_report_files(r, g))
     if not args.no_correlation and config.data.official_leaderboard:
-        sources = [s for s in config_leaderboard_sources(config, r) if s["grader"] in graders or s["grader"] == "human"]
+        from autograde.workflow.leaderboards import leaderboards
+
+        sources = [lb.as_dict() for lb in leaderboards(config, r)]  # the workflow's list, whatever --grader says
+        _require(sorted({s["per_query"] for s in sources}))
         run_report_correlation(rc, sources, config.data.official_leaderboard, lay.reports("correlation.tsv"), r)
     return 0
 
@@ -111,21 +113,17 @@ def _results_folder(path: str) -> str:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    """The static review site from the results folder."""
-    from autograde.reports.config import ReportsConfig
+    """The static review site from the results folder of the experiment (``--config``, else
+    ``$AUTOGRADE_EXPERIMENT``, else the bundled example: the rule every command follows)."""
     from autograde.reports.stages import reports_config, run_site
 
-    if args.config:
-        config = load_experiment(args)
-        rc = reports_config(config)
-        results = args.results or config.results_dir
-        official = config.data.official_leaderboard
-        level = rc.relevant_level_or(config.evaluation.human_relevance_level)
-        graders = args.grader or [g.name for g in config.graders]
-    else:
-        rc, results, official, level, graders = ReportsConfig(), args.results or "results", args.official, \
-            args.relevant_level, args.grader or None
-    results = _results_folder(results)
+    config = load_experiment(args)
+    rc = reports_config(config)
+    results = _results_folder(args.results or config.results_dir)
+    official = args.official or config.data.official_leaderboard
+    level = (args.relevant_level if args.relevant_level is not None
+             else rc.relevant_level_or(config.evaluation.human_relevance_level))
+    graders = args.grader or [g.name for g in config.graders]
     out = args.out or Layout.of(results).site
     stats = run_site(rc, results, out, graders, official, level)
     print(f"{out}/index.html: {stats['pages']} pages, {stats['bytes'] / 1e6:.1f} MB, {stats['seconds']} s")
@@ -158,7 +156,7 @@ def register(subparsers: Any) -> None:
         "and the correlation report, from the results folder",
         description="Write results/reports/<grader>/ and results/reports/correlation.tsv (+ plots) from the "
         "workflow's results (grades, evaluations, leaderboards).")
-    add_experiment_argument(p)
+    add_config_option(p)
     p.add_argument("--grader", action="append", help="only this grader (repeatable; default: all)")
     p.add_argument("--results", help="results folder (default: the config's results_dir)")
     p.add_argument("--no-correlation", action="store_true", help="skip the correlation report")
@@ -168,10 +166,11 @@ def register(subparsers: Any) -> None:
         "site", help="build the static review site (results/site) from the results folder",
         description="Render index, grader and query pages (grid, verify lists, agreement, correlation plots) "
         "into one folder that opens in any browser without a server; broken local links are an error.")
-    p.add_argument("--config", help="experiment config (gives results_dir, the graders, the official leaderboard)")
+    add_config_option(p)
     p.add_argument("--results", help="results folder (default: the config's results_dir, else 'results')")
     p.add_argument("--out", help="site folder (default: <results>/site)")
     p.add_argument("--grader", action="append", help="only this grader (repeatable; default: all with reports)")
-    p.add_argument("--official", help="official leaderboard JSON (without --config)")
-    p.add_argument("--relevant-level", type=int, default=2, help="relevant judgment level (without --config)")
+    p.add_argument("--official", help="official leaderboard JSON (default: the config's data.official_leaderboard)")
+    p.add_argument("--relevant-level", type=int, default=None,
+                   help="relevant judgment level (default: the config's reports / evaluation setting)")
     p.set_defaults(func=cmd_site)

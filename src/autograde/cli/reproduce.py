@@ -15,16 +15,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograde.cli.common import add_command
+from autograde.cli.common import add_command, add_threads_option
 
 __all__ = ["register"]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Measure the tables (all, or the ones named), then build the index."""
+    from autograde.core.runtime import set_threads
     from autograde.reproduce.config import load_plan, plan_path
     from autograde.reproduce.stages import build_index, run_table
-    from autograde.runtime import set_threads
 
     set_threads(args.threads)
     source = plan_path(args.plan)
@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--plan", help="reproduction plan YAML (default: $AUTOGRADE_REPRODUCE or "
                    "config/reproduce/reproduce.yaml)")
     r.add_argument("--table", action="append", help="measure only this table of the plan (repeatable; default: all)")
-    r.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the same numbers everywhere)")
+    add_threads_option(r, 1, "torch threads (1: the same numbers everywhere)")
     r.add_argument("--quiet", action="store_true", help="do not print the summary")
     r.set_defaults(func=cmd_run)
 

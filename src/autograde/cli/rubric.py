@@ -14,7 +14,7 @@ Examples::
 
 Settings come from the ``rubric:`` (and ``calibrated_qrels:``) section of ``--config``; the options given on
 the command line override them. Input errors name the file, the line and the fix; they propagate as
-:class:`autograde.errors.InputError` (an ``AutogradeError``), which the main CLI turns into exit code 2.
+:class:`autograde.core.errors.InputError` (an ``AutogradeError``), which the main CLI turns into exit code 2.
 """
 
 from __future__ import annotations
@@ -23,15 +23,22 @@ import argparse
 import sys
 from typing import Any
 
-from autograde.cli.common import add_command, read_section, validate_section
+from autograde.cli.common import (
+    add_command,
+    add_config_option,
+    add_threads_option,
+    read_section,
+    section_file,
+    validate_section,
+)
 
 __all__ = ["register"]
 
 
 def _rubric_config(args: argparse.Namespace) -> Any:
-    from autograde.rubric.config import RubricConfig
+    from autograde.config.rubric import RubricConfig
 
-    raw = read_section(args.config, "rubric")
+    raw = read_section(section_file(args), "rubric")
     for key in ("rubric", "llm", "human", "texts", "seed"):
         value = getattr(args, key, None)
         if value is not None:
@@ -43,11 +50,11 @@ def _rubric_config(args: argparse.Namespace) -> Any:
     if getattr(args, "folds", None):
         raw["evaluation"] = {**raw.get("evaluation", {}), "folds": args.folds}
     raw["enabled"] = True
-    return validate_section(RubricConfig, raw, args.config, "rubric")
+    return validate_section(RubricConfig, raw, section_file(args), "rubric")
 
 
 def _threads(args: argparse.Namespace) -> None:
-    from autograde.runtime import set_threads
+    from autograde.core.runtime import set_threads
 
     set_threads(getattr(args, "threads", None))
 
@@ -66,7 +73,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from autograde.rubric.stages import run_predict
 
     _threads(args)
-    cfg = read_section(args.config, "rubric")
+    cfg = read_section(section_file(args), "rubric")
     rubric = args.rubric or cfg.get("rubric") or "config/rubric/dialogue.yaml"
     run_predict(args.model, rubric, args.llm, args.out, args.judge, args.llm_format)
     return 0
@@ -81,13 +88,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         args.config = args.train
     cfg = _rubric_config(args)
     if args.test:
-        from autograde.rubric.config import HeldOutSet
+        from autograde.config.rubric import HeldOutSet
 
         raw = read_section(args.test, "rubric")
         keys = set(HeldOutSet.model_fields)
         test = validate_section(HeldOutSet, {k: v for k, v in raw.items() if k in keys}, args.test, "rubric")
         if raw.get("rubric") and raw["rubric"] != cfg.rubric:
-            from autograde.errors import ConfigError
+            from autograde.core.errors import ConfigError
 
             raise ConfigError(f"{args.test}: rubric.rubric is {raw['rubric']}, the training set's is {cfg.rubric} "
                               "(fix: evaluate with the rubric the model is trained with)")
@@ -110,9 +117,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _calibrated_config(args: argparse.Namespace, keys: tuple[str, ...] | None = None) -> Any:
     """The ``calibrated_qrels:`` section of ``--config`` (only ``keys`` of it when given) with the options."""
-    from autograde.rubric.config import CalibratedQrelsConfig
+    from autograde.config.rubric import CalibratedQrelsConfig
 
-    raw = read_section(args.config, "calibrated_qrels")
+    raw = read_section(section_file(args), "calibrated_qrels")
     if keys is not None:
         raw = {k: v for k, v in raw.items() if k in keys}
     given: set[str] = set()
@@ -128,13 +135,13 @@ def _calibrated_config(args: argparse.Namespace, keys: tuple[str, ...] | None = 
         raw["estimators"] = args.estimator
         given.add("estimators")
     raw["enabled"] = True
-    return validate_section(CalibratedQrelsConfig, raw, args.config, "calibrated_qrels", given)
+    return validate_section(CalibratedQrelsConfig, raw, section_file(args), "calibrated_qrels", given)
 
 
 def cmd_calibrate_cv(args: argparse.Namespace) -> int:
     """Cross-validated calibrated labels of a judged collection; every estimator and source per fold."""
-    from autograde.rubric.qrels_report import cv_markdown
-    from autograde.rubric.qrels_stage import run_cross_validate
+    from autograde.calibrated.report import cv_markdown
+    from autograde.calibrated.stages import run_cross_validate
 
     _threads(args)
     report = run_cross_validate(_calibrated_config(args), args.out, args.report, args.md, args.table)
@@ -145,7 +152,7 @@ def cmd_calibrate_cv(args: argparse.Namespace) -> int:
 
 def cmd_calibrate_fit(args: argparse.Namespace) -> int:
     """Fit on every judged passage and write a model folder."""
-    from autograde.rubric.qrels_stage import run_fit
+    from autograde.calibrated.stages import run_fit
 
     _threads(args)
     run_fit(_calibrated_config(args), args.model, args.qrels)
@@ -154,12 +161,12 @@ def cmd_calibrate_fit(args: argparse.Namespace) -> int:
 
 def cmd_calibrate_apply(args: argparse.Namespace) -> int:
     """Label a new collection's sources with a model folder."""
-    from autograde.rubric.qrels_report import apply_markdown
-    from autograde.rubric.qrels_stage import run_apply
+    from autograde.calibrated.report import apply_markdown
+    from autograde.calibrated.stages import run_apply
 
     _threads(args)
-    if not args.model and not read_section(args.config, "calibrated_qrels").get("model"):
-        from autograde.errors import ConfigError
+    if not args.model and not read_section(section_file(args), "calibrated_qrels").get("model"):
+        from autograde.core.errors import ConfigError
 
         raise ConfigError("calibrate-qrels apply needs a model folder (fix: give --model DIR, written by "
                           "'autograde rubric calibrate-qrels fit')")
@@ -172,10 +179,10 @@ def cmd_calibrate_apply(args: argparse.Namespace) -> int:
 
 
 def _calibrated_options(p: argparse.ArgumentParser, training: bool) -> None:
-    p.add_argument("--config", help="YAML config whose 'calibrated_qrels:' section gives the defaults")
+    add_config_option(p, "calibrated_qrels")
     p.add_argument("--source", action="append", help="a grader's qrels file or grades parquet (repeatable; "
                    "replaces the config's sources)")
-    p.add_argument("--threads", type=int, help="torch and BLAS threads (1 gives identical numbers everywhere)")
+    add_threads_option(p, None, "torch and BLAS threads (1 gives identical numbers everywhere)")
     if training:
         p.add_argument("--judgments", help="human qrels the estimators learn")
         p.add_argument("--seed", type=int, help="seed of folds and networks (default 0)")
@@ -184,12 +191,12 @@ def _calibrated_options(p: argparse.ArgumentParser, training: bool) -> None:
 
 
 def _inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="YAML config whose 'rubric:' section gives the defaults")
+    add_config_option(p, "rubric")
     p.add_argument("--rubric", help="rubric YAML (default: config/rubric/dialogue.yaml)")
     p.add_argument("--llm", help="LLM answer distributions (LLM-RUBRIC TSV, long table or grades parquet)")
     p.add_argument("--human", help="human answers (LLM-RUBRIC TSV or long table)")
     p.add_argument("--texts", help="optional TSV with a text_id column: use only these texts")
-    p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    add_threads_option(p, None, "torch threads")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -208,7 +215,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.set_defaults(func=cmd_fit)
 
     r = add_command(sub, "predict", "each judge's distribution and expected answer for new texts")
-    r.add_argument("--config", help="YAML config (its rubric.rubric is the default --rubric)")
+    add_config_option(r, "rubric")
     r.add_argument("--model", required=True, help="model written by 'rubric fit'")
     r.add_argument("--rubric", help="the rubric the model was fitted with")
     r.add_argument("--llm", required=True, help="LLM distributions of the texts to predict")
@@ -218,7 +225,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "judge); an unseen judge gets the judge-independent prediction, flagged in the output")
     r.add_argument("--out", required=True, help="output parquet: text_id, judge, question, expected, probs, "
                    "judge_independent")
-    r.add_argument("--threads", type=int, help="torch threads")
+    add_threads_option(r, None, "torch threads")
     r.set_defaults(func=cmd_predict)
 
     e = add_command(sub, "evaluate", "cross-validated network, baselines and Table 1 over seeds, or train on one "

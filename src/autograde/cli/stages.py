@@ -19,12 +19,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autograde.cli.common import add_experiment_argument, experiment_file, load_experiment
+from autograde.cli.common import (
+    add_config_option,
+    add_shard_options,
+    add_threads_option,
+    experiment_file,
+    load_experiment,
+)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check the config and everything a run will read (the workflow runs the same checks before any job)."""
-    from autograde.checks import check_experiment
+    from autograde.workflow.checks import check_experiment
 
     report = check_experiment(load_experiment(args, resolve=False), experiment_file(args))
     dataset = {"dataset": report.dataset} if report.dataset else {}
@@ -34,7 +40,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Read and check the inputs; write the normalized tables."""
-    from autograde.stages import run_ingest
+    from autograde.pipeline.stages import run_ingest
 
     run_ingest(load_experiment(args), args.out)
     return 0
@@ -42,7 +48,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_pool(args: argparse.Namespace) -> int:
     """Build the pool (judged passages + top-k of every system), and its shards."""
-    from autograde.stages import run_pool
+    from autograde.pipeline.stages import run_pool
 
     shards = [str(Path(args.shard_dir) / f"{i + 1}-of-{args.shards}.parquet") for i in range(args.shards)] \
         if args.shard_dir else []
@@ -52,12 +58,15 @@ def cmd_pool(args: argparse.Namespace) -> int:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     """Grade a pool (or one shard) with one configured grader."""
-    from autograde.stages import run_grade
+    from autograde.pipeline.jobs import require_gpu
+    from autograde.pipeline.stages import run_grade
 
     out = Path(args.out)
     stats = args.stats or str(out.with_suffix(".stats.json"))
     failures = args.failures or str(out.with_suffix(".failures.jsonl"))
-    result = run_grade(load_experiment(args), args.grader, args.pool, args.queries, out, stats, failures,
+    config = load_experiment(args)
+    require_gpu(config.grader(args.grader), f"grader {args.grader}")
+    result = run_grade(config, args.grader, args.pool, args.queries, out, stats, failures,
                        threads=args.threads, shard=args.shard, digest=args.digest)
     print(json.dumps(result, indent=2, sort_keys=True))
     return 0
@@ -65,7 +74,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_qrels(args: argparse.Namespace) -> int:
     """Rubric-Qrels of one grades table."""
-    from autograde.stages import run_qrels
+    from autograde.pipeline.stages import run_qrels
 
     run_qrels(args.grades, args.mode, args.threshold, args.out)
     return 0
@@ -73,7 +82,7 @@ def cmd_qrels(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """trec_eval measures of every system under one qrels file."""
-    from autograde.stages import run_evaluate
+    from autograde.pipeline.stages import run_evaluate
 
     run_evaluate(load_experiment(args), args.qrels, args.rankings, args.level, args.out)
     return 0
@@ -81,7 +90,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """One measure's leaderboard (TSV) with the permutation test against the next system."""
-    from autograde.stages import run_leaderboards
+    from autograde.pipeline.stages import run_leaderboards
 
     run_leaderboards(args.evaluation, [args.measure], [args.out])
     return 0
@@ -89,8 +98,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_correlate(args: argparse.Namespace) -> int:
     """Rank correlation of leaderboards with the official leaderboard."""
-    from autograde.layout import Layout
-    from autograde.stages import run_correlation
+    from autograde.core.layout import Layout
+    from autograde.pipeline.stages import run_correlation
 
     config = load_experiment(args)
     layout = Layout.of(config.results_dir)
@@ -101,7 +110,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_outputs(args: argparse.Namespace) -> int:
     """Where the experiment's main results are (the files that exist now), for a person to open next."""
-    from autograde.layout import Layout
+    from autograde.core.layout import Layout
 
     config = load_experiment(args)
     lay = Layout.of(config.results_dir)
@@ -130,7 +139,7 @@ def register(sub: Any) -> None:
     def add(name: str, func: Any, help_: str, config: bool = True) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=(func.__doc__ or help_).strip())
         if config:
-            add_experiment_argument(p)
+            add_config_option(p)
         p.set_defaults(func=func)
         return p
 
@@ -151,9 +160,8 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="output grades parquet")
     p.add_argument("--stats", help="output stats JSON (default: next to --out, .stats.json)")
     p.add_argument("--failures", help="output failures JSONL (default: next to --out, .failures.jsonl)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default: all cores)")
-    p.add_argument("--shard", default="", help="the shard's name in stats and messages (workflow jobs)")
-    p.add_argument("--digest", default=None, help="what the shard is graded for (workflow jobs; checked at merge)")
+    add_threads_option(p)
+    add_shard_options(p)
     p = add("qrels", cmd_qrels, "Rubric-Qrels from a grades table", config=False)
     p.add_argument("--grades", required=True, help="grades parquet of one grader")
     p.add_argument("--mode", choices=["max", "count"], default="max",

@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from autograde.core.errors import Problems
+from autograde.core.ids import content_hash
+from autograde.core.log import logger
+from autograde.core.text import CHUNK_BYTES, atomic_write_text, iter_chunks
 from autograde.corpus.parse import chunk_entries
-from autograde.errors import Problems
-from autograde.ids import content_hash
 from autograde.io.corpus import is_tsv
-from autograde.io.text import CHUNK_BYTES, atomic_write_text, iter_chunks
-from autograde.log import logger
 
 INDEX_FORMAT = 1
 """Bumped when the layout changes (a new format is a new address: old indexes are simply not used)."""

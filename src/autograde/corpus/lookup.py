@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from autograde.core.errors import Problems
+from autograde.core.ids import id_keys
 from autograde.corpus.index import ENTRY, FENCE, CorpusIndex, open_index
-from autograde.errors import Problems
-from autograde.ids import id_keys
 from autograde.io.corpus import DocCollector, doc_from_json, doc_from_tsv
 
 

@@ -1,6 +1,6 @@
 """One chunk of a corpus file -> the index entries of its records, in bulk (numpy + pyarrow, no object per line).
 
-A chunk is a run of whole lines (:func:`autograde.io.text.iter_chunks`). The fast paths parse JSONL with
+A chunk is a run of whole lines (:func:`autograde.core.text.iter_chunks`). The fast paths parse JSONL with
 pyarrow's JSON reader and split TSV on the first tab with numpy; anything they cannot vouch for (bad UTF-8, a
 malformed line, a record whose id or text is missing or of another type, an id with surrounding blanks) sends
 the whole chunk through the line readers of :mod:`autograde.io.corpus`, which report each problem with its
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograde.errors import Problems
-from autograde.ids import fnv1a64_spans, id_keys
+from autograde.core.errors import Problems
+from autograde.core.ids import fnv1a64_spans, id_keys
+from autograde.core.text import DuplicateKeyError, loads_strict
 from autograde.io.bulk import WHITESPACE, Lines, string_spans, valid_utf8
 from autograde.io.corpus import ID_KEYS, JSONL_FIX, TEXT_KEYS, TSV_FIX, doc_from_json, doc_from_tsv
-from autograde.io.text import DuplicateKeyError, loads_strict
 
 
 @dataclass

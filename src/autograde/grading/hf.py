@@ -27,17 +27,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from autograde.errors import GraderSetupError
+from autograde.core.errors import GraderSetupError
+from autograde.core.ids import content_hash, file_sha256
+from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores
 from autograde.grading.llm_grader import CommonOptions, LLMGrader
 from autograde.grading.tokenizer import TokenizerBackend, TokenizerFormatter
-from autograde.ids import content_hash, file_sha256
-from autograde.log import logger
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
 
 class Options(CommonOptions):
@@ -163,7 +163,7 @@ class HFBackend(TokenizerBackend):
         self.owner = owner
         self.model_arg = model
         self.options: Options = options
-        from autograde.runtime import set_threads
+        from autograde.core.runtime import set_threads
 
         set_threads(options.torch_threads)  # the grader's own count, else the job's (Snakemake threads)
         self.model_path, self.gguf_file = _resolve_model(model, options.gguf_file)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autograde.errors import GraderSetupError
+from autograde.core.errors import GraderSetupError
 from autograde.grading.base import GradeResult
 from autograde.grading.parse import Parsed
 from autograde.grading.prompts import PromptClass

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autograde.errors import AutogradeError, GraderSetupError
+from autograde.core.errors import AutogradeError, GraderSetupError
+from autograde.core.ids import canonical_json
+from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend, failed
 from autograde.grading.base import GradeRequest, GradeResult
 from autograde.grading.labels import LABEL_TOKEN_POLICY, result_from_label_probs, result_from_parsed
 from autograde.grading.parse import parse_response
 from autograde.grading.prompts import PromptClass, get_prompt, load_custom_prompts, render
-from autograde.ids import canonical_json
-from autograde.log import logger
 
 if TYPE_CHECKING:
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
 GRADER_CODE_VERSION = "1"
 """Bump when a change in grading logic changes grades for the same inputs (invalidates cached grades)."""

@@ -35,16 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from autograde.errors import GraderSetupError
+from autograde.core.errors import GraderSetupError
+from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend
 from autograde.grading.labels import label_probs_from_text_logprobs
 from autograde.grading.llm_grader import CommonOptions, LLMGrader
-from autograde.log import logger
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
 RETRY_STATUS = frozenset({408, 409, 429})
 DUMMY_KEY = "EMPTY"

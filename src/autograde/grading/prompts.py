@@ -59,8 +59,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from autograde.errors import InvalidValueError, UnknownNameError
-from autograde.ids import content_hash
+from autograde.core.errors import InvalidValueError, UnknownNameError
+from autograde.core.ids import content_hash
 
 if TYPE_CHECKING:
     from autograde.grading.base import GradeRequest
@@ -948,7 +948,7 @@ def load_custom_prompts(path: str | Path, *, register: bool = True) -> list[Prom
     ``{n_items}`` and ``{instruction}``, an ``instruction`` (the output format) and optionally a
     ``repair_template`` (``{prompt}``, ``{answer}``, ``{problem}``).
     """
-    from autograde.io.yamlfile import read_yaml
+    from autograde.core.yamlfile import read_yaml
 
     p = Path(path)
     entries = read_yaml(p, "custom prompts")

@@ -12,18 +12,20 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from autograde.config import GraderConfig
+from autograde.core.ids import canonical_json
+from autograde.core.log import logger, progress_bar
+from autograde.core.tables import write_table
+from autograde.core.text import atomic_write_text
 from autograde.grading.base import Grader, GradeRequest, GradeResult
 from autograde.grading.cache import GradeCache, cache_key, identity_hash, result_from_record
-from autograde.ids import canonical_json
-from autograde.io.bank import BankItem
-from autograde.io.text import atomic_write_text
-from autograde.log import logger, progress_bar
-from autograde.tables import write_table
+from autograde.io.banks.model import BankItem
+
+if TYPE_CHECKING:
+    from autograde.config.model import GraderConfig
 
 GRADE_COLUMNS = [
     "query_id", "passage_id", "item_id", "grader", "grade", "expected_grade", "grade_probs", "label_mass",

@@ -10,10 +10,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from autograde.core.ids import content_hash
+from autograde.core.log import logger
 from autograde.grading.backend import LLMBackend
 from autograde.grading.labels import LabelTokens
-from autograde.ids import content_hash
-from autograde.log import logger
 
 
 def fit_passage(

@@ -38,16 +38,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from autograde.errors import GraderSetupError
+from autograde.core.errors import GraderSetupError
+from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores
 from autograde.grading.llm_grader import CommonOptions, LLMGrader
 from autograde.grading.tokenizer import TokenizerBackend, TokenizerFormatter
-from autograde.log import logger
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
 
 class Options(CommonOptions):

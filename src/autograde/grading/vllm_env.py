@@ -38,8 +38,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import AutogradeError, GraderSetupError
-from autograde.log import logger
+from autograde.core.errors import AutogradeError, GraderSetupError
+from autograde.core.log import logger
 
 VLLM_PYTHON_ENV = "AUTOGRADE_VLLM_PYTHON"
 """Environment variable naming the Python of the vLLM environment."""
@@ -190,7 +190,7 @@ def _engine_key(grader: dict[str, Any]) -> str:
 
 
 def grade_requests_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Run ``job["runs"]`` in order: each ``{name, grader: GraderConfig fields, requests: [GradeRequest fields],
+    """Run ``job["runs"]`` in order: each ``{name, grader: GraderSpec fields (other grader keys ignored), requests: [GradeRequest fields],
     repeat}`` grades its requests ``repeat`` times (the last results are kept, every time is reported).
 
     Consecutive runs with equal engine settings share one engine; a run with other settings first closes the
@@ -198,9 +198,9 @@ def grade_requests_job(job: dict[str, Any]) -> dict[str, Any]:
     """
     import vllm
 
-    from autograde.config import GraderConfig
     from autograde.grading.base import GradeRequest
     from autograde.grading.registry import make_grader
+    from autograde.grading.spec import GraderSpec
 
     out: dict[str, Any] = {"vllm": vllm.__version__, "python": sys.executable, "runs": {}}
     open_graders: list[tuple[str, Any]] = []
@@ -211,7 +211,8 @@ def grade_requests_job(job: dict[str, Any]) -> dict[str, Any]:
                 g.close()
                 open_graders.remove((k, g))
             t = time.perf_counter()
-            grader = make_grader(GraderConfig(**run["grader"]))
+            grader = make_grader(GraderSpec.model_validate({k: v for k, v in run["grader"].items()
+                                                            if k in GraderSpec.model_fields}))
             start_s = time.perf_counter() - t
             open_graders.append((key, grader))
             reqs = [GradeRequest(**{**r, "gold_answers": tuple(r.get("gold_answers") or ())}) for r in run["requests"]]
@@ -235,7 +236,7 @@ def grade_requests_job(job: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m autograde.grading.vllm_env JOB.json OUT.json`` (in the vLLM environment)."""
-    from autograde.log import setup_logging
+    from autograde.core.log import setup_logging
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:

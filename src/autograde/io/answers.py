@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograde.errors import Problems
-from autograde.ids import passage_id_for_text
-from autograde.io.text import iter_json_objects
+from autograde.core.errors import Problems
+from autograde.core.ids import passage_id_for_text
+from autograde.core.text import iter_json_objects
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from autograde.errors import Problems
-from autograde.io.text import iter_json_objects, iter_lines
-from autograde.log import logger
+from autograde.core.errors import Problems
+from autograde.core.log import logger
+from autograde.core.text import iter_json_objects, iter_lines
 
 ID_KEYS = ("doc_id", "docid", "id", "_id", "pid", "passage_id")
 TEXT_KEYS = ("text", "contents", "passage", "body", "segment")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograde.errors import Problems
-from autograde.io.text import iter_lines, load_json_file
+from autograde.core.errors import Problems
+from autograde.core.text import iter_lines, load_json_file
 
 
 def query_id_problem(qid: str) -> str | None:

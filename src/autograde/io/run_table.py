@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autograde.errors import Problems
+from autograde.core.errors import Problems
+from autograde.core.text import CHUNK_BYTES, iter_chunks
 from autograde.io.bulk import Lines, valid_utf8
-from autograde.io.text import CHUNK_BYTES, iter_chunks
 from autograde.io.trec import DUPLICATE_FIX, duplicate_message, parse_run_line
 
 RUN_COLUMNS = ["run", "query_id", "passage_id", "rank", "score", "line"]

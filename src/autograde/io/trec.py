@@ -13,8 +13,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograde.errors import Problems
-from autograde.io.text import atomic_write_text, iter_lines
+import numpy as np
+import pandas as pd
+
+from autograde.core.errors import Problems
+from autograde.core.text import atomic_write_text, iter_lines
 
 Qrels = dict[str, dict[str, int]]
 """query_id -> doc_id -> relevance grade."""
@@ -56,7 +59,7 @@ def _parse_int_like(token: str) -> int | None:
 def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docid rel``, any whitespace).
 
-    Raises :class:`autograde.errors.InputError` listing every malformed line (wrong column count,
+    Raises :class:`autograde.core.errors.InputError` listing every malformed line (wrong column count,
     non-numeric grade, duplicate (qid, docid)) unless a ``problems`` collector is passed.
     """
     own = problems is None
@@ -185,3 +188,12 @@ def write_run(path: str | Path, run: RunDict, tag: str) -> None:
         for rank, doc in enumerate(trec_order(run[qid]), start=1):
             lines.append(f"{qid} Q0 {doc} {rank} {run[qid][doc]:.6g} {tag}\n")
     atomic_write_text(path, "".join(lines))
+
+
+def trec_ranked(rankings: pd.DataFrame) -> pd.DataFrame:
+    """Rankings with ``trec_rank``: score desc (float32), doc id desc, per (run, query), as trec_eval orders."""
+    df = rankings.copy()
+    df["_s"] = df["score"].astype(np.float32)
+    df = df.sort_values(["run", "query_id", "_s", "passage_id"], ascending=[True, True, False, False], kind="mergesort")
+    df["trec_rank"] = df.groupby(["run", "query_id"]).cumcount() + 1
+    return df.drop(columns="_s")

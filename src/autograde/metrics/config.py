@@ -63,10 +63,10 @@ class RetrievalMetricsConfig(_Section):
     @field_validator("extra_measures")
     @classmethod
     def _known_measures(cls, v: list[str]) -> list[str]:
-        from autograde.metrics.trec import parse_measure
+        from autograde.metrics.measures import parse_measure
 
         for name in v:
-            parse_measure(name)  # raises ValueError naming the valid measures
+            parse_measure(name, "trec_eval")  # raises a ValueError naming the valid measures
         return v
 
 

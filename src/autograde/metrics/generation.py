@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograde.errors import InvalidValueError, Problems
-from autograde.io.text import iter_json_objects
-from autograde.log import logger
+from autograde.core.errors import InvalidValueError, Problems
+from autograde.core.log import logger
+from autograde.core.text import iter_json_objects
 from autograde.metrics.config import GENERATION_METRICS, GenerationMetricsConfig
 from autograde.metrics.report import markdown_table
 

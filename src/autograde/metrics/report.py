@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autograde.io.text import atomic_write_text
+from autograde.core.text import atomic_write_text
 
 
 def now_timestamp() -> str:

@@ -20,19 +20,18 @@ output adds options, query counts and per-query values beside the reference's fl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import InvalidValueError, Problems
+from autograde.core.errors import InvalidValueError, Problems
+from autograde.core.log import logger
 from autograde.io.trec import Qrels, RunDict, read_qrels, read_run, trec_order
-from autograde.log import logger
 from autograde.metrics.config import RetrievalMetricsConfig
+from autograde.metrics.measures import Measure, parse_measure
 from autograde.metrics.report import markdown_table
 from autograde.metrics.trec import PerQuery, evaluate_run, mean_over_queries, query_sort_key
 
 __all__ = [
-    "MeasureSpec",
     "evaluate_retrieval",
     "load_qrels",
     "load_runs",
@@ -44,39 +43,20 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class MeasureSpec:
-    """One reported measure: its JSON name, the trec_eval measure behind it, and an optional run truncation."""
-
-    name: str
-    trec: str
-    truncate: int | None = None
-
-
 def measure_specs(metrics: Iterable[str] = ("mrr", "map", "ndcg", "precision", "recall"),
                   cutoffs: Sequence[int] = (1, 5, 10, 20, 50, 100),
-                  mrr_cutoff: int | None = None) -> list[MeasureSpec]:
+                  mrr_cutoff: int | None = None) -> list[Measure]:
     """Measures in the reference server's order: map, mrr, [mrr@k], then per cutoff ndcg@k, P@k, recall@k."""
     fams = list(metrics)
     unknown = [m for m in fams if m not in ("mrr", "map", "ndcg", "precision", "recall")]
     if unknown:
         raise InvalidValueError(f"unknown retrieval metric(s) {unknown}; valid: mrr, map, ndcg, precision, recall "
                          "(other trec_eval measures go in extra_measures)")
-    specs: list[MeasureSpec] = []
-    if "map" in fams:
-        specs.append(MeasureSpec("map", "map"))
-    if "mrr" in fams:
-        specs.append(MeasureSpec("mrr", "recip_rank"))
-    if mrr_cutoff is not None:
-        specs.append(MeasureSpec(f"mrr@{mrr_cutoff}", "recip_rank", truncate=mrr_cutoff))
+    names = [n for n in ("map", "mrr") if n in fams] + ([f"mrr@{mrr_cutoff}"] if mrr_cutoff is not None else [])
     for k in cutoffs:
-        if "ndcg" in fams:
-            specs.append(MeasureSpec(f"ndcg@{k}", f"ndcg_cut_{k}"))
-        if "precision" in fams:
-            specs.append(MeasureSpec(f"P@{k}", f"P_{k}"))
-        if "recall" in fams:
-            specs.append(MeasureSpec(f"recall@{k}", f"recall_{k}"))
-    return specs
+        names += [f"{short}@{k}" for fam, short in (("ndcg", "ndcg"), ("precision", "P"), ("recall", "recall"))
+                  if fam in fams]
+    return [parse_measure(n, "server") for n in names]
 
 
 def truncate_run(run: RunDict, k: int) -> RunDict:

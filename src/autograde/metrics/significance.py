@@ -30,14 +30,14 @@ corrected across the comparisons of each measure (Holm or Benjamini-Hochberg).
 
 from __future__ import annotations
 
-import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from autograde.errors import InvalidValueError, UnknownNameError
+from autograde.core.errors import InvalidValueError, UnknownNameError
+from autograde.core.stats import paired_t_pvalues
 from autograde.metrics.trec import query_sort_key
 
 Correction = Literal["none", "holm", "bh"]
@@ -281,7 +281,7 @@ def _compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], measure
         va, vb = mats[a][0][mask], mats[b][0][mask]
         a_mean[cols], b_mean[cols], diff[cols] = va.mean(axis=0), vb.mean(axis=0), (va - vb).mean(axis=0)
         if t_test:
-            t_p[cols] = _t_test(va, vb)
+            t_p[cols] = paired_t_pvalues(va, vb)
         if bootstrap:
             ci_low[cols], ci_high[cols] = bootstrap_ci(va - vb, n_resamples, _pair_rng(seed, a, b), confidence)
     # Correction across the comparisons of each measure: rows j, j + n_m, j + 2 n_m, ...
@@ -318,22 +318,6 @@ def compare_systems(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], 
 
     return pd.DataFrame(_compare(per_query, measures, baseline, pairs, seed, n_resamples, alpha, correction,
                                  p_value_variant, t_test, bootstrap, confidence))
-
-
-def _t_test(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Paired t-test p-values per column (scipy ttest_rel); identical columns give 1, not NaN."""
-    from scipy import stats
-
-    if a.shape[0] < 2:
-        return np.full(a.shape[1], np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
-        # scipy warns about precision loss when a column's differences are (nearly) constant; identical
-        # columns are set to 1 below; constant non-zero differences give p close to 0, as they should.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        p = np.asarray(stats.ttest_rel(a, b, axis=0).pvalue, dtype=np.float64)
-    same = np.all(a == b, axis=0)
-    p[same] = 1.0
-    return p
 
 
 def paired_test(a_per_query: Mapping[str, Mapping[str, float]], b_per_query: Mapping[str, Mapping[str, float]],

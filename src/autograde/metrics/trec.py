@@ -21,15 +21,14 @@ underscore form trec_eval prints (``P_10``, ``ndcg_cut_10``, ``iprec_at_recall_0
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from autograde.errors import InvalidValueError, UnknownNameError
+from autograde.core.errors import InvalidValueError, UnknownNameError
+from autograde.core.log import logger
 from autograde.io.trec import Qrels, RunDict
-from autograde.log import logger
+from autograde.metrics.measures import parse_measure, split_trec_measure
 
 MissingQueries = Literal["zero", "skip"]
 
@@ -41,7 +40,6 @@ __all__ = [
     "PerQuery",
     "evaluate_run",
     "mean_over_queries",
-    "parse_measure",
     "query_sort_key",
     "supported_measures",
 ]
@@ -54,27 +52,13 @@ def supported_measures() -> list[str]:
     return sorted(set(pytrec_eval.supported_measures) | set(pytrec_eval.supported_nicknames))
 
 
-@functools.lru_cache(maxsize=4096)
-def parse_measure(name: str) -> tuple[str, tuple[str, ...] | None]:
-    """Split a trec_eval measure name into (base, parameters); ``None`` means trec_eval's defaults.
-
-    >>> parse_measure("ndcg_cut_10"), parse_measure("P.5,10"), parse_measure("map")
-    (('ndcg_cut', ('10',)), ('P', ('5', '10')), ('map', None))
-    """
-    import pytrec_eval
-
-    bases = set(pytrec_eval.supported_measures)
-    if name in bases or name in pytrec_eval.supported_nicknames:
-        return name, None
-    # Longest base first, so "Rprec_mult_0.20" is Rprec_mult(0.20), never Rprec(...).
-    for base in sorted(bases, key=len, reverse=True):
-        m = re.fullmatch(re.escape(base) + r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", name)
-        if m:
-            return base, tuple(m.group(1).split(","))
-    raise InvalidValueError(
-        f"unknown trec_eval measure {name!r}; use a trec_eval name such as map, recip_rank, Rprec, P_10, "
-        f"recall_100, ndcg_cut_10 (base measures: {', '.join(sorted(bases))})"
-    )
+def _split(name: str) -> tuple[str, tuple[str, ...] | None]:
+    """(base, parameters) of a trec_eval measure; an unknown name is the measure registry's error."""
+    split = split_trec_measure(name)
+    if split is None:
+        parse_measure(name, "trec_eval")  # raises, listing valid names
+    assert split is not None
+    return split
 
 
 def _evaluator_groups(measures: Iterable[str]) -> list[set[str]]:
@@ -86,7 +70,7 @@ def _evaluator_groups(measures: Iterable[str]) -> list[set[str]]:
     bare: set[str] = set()
     params: dict[str, set[str]] = {}
     for name in measures:
-        base, args = parse_measure(name)
+        base, args = _split(name)
         if args is None:
             bare.add(base)
         else:
@@ -155,11 +139,11 @@ def _key_order(measures: list[str]):  # a sort key function
     """
     first: dict[str, int] = {}
     for i, name in enumerate(measures):
-        first.setdefault(parse_measure(name)[0], i)
+        first.setdefault(_split(name)[0], i)
 
     def key(result_key: str) -> tuple[int, float, str]:
         try:
-            base, args = parse_measure(result_key)
+            base, args = _split(result_key)
         except ValueError:
             return (len(first), 0.0, result_key)
         return (first.get(base, len(first)), float(args[0]) if args else -1.0, result_key)

@@ -1,10 +1,10 @@
 """Nugget evaluation of RAG answers as the TREC RAG track does it (importance, assignment, All / Vital / Weighted).
 
-- :mod:`autograde.nuggets.labels`: the label sets (vital/okay; support/partial_support/not_support) and the mapping
+- :mod:`autograde.metrics.nugget_labels`: the label sets (vital/okay; support/partial_support/not_support) and the mapping
   of any 0-5 grade to the three assignment labels by two thresholds.
-- :mod:`autograde.nuggets.scores`: the nugget scores as registered measures, per answer and per run.
+- :mod:`autograde.metrics.nuggets`: the nugget scores as registered measures, per answer and per run.
 - :mod:`autograde.nuggets.interchange`: the track's assignment JSONL and the reference scorer's output.
-- :mod:`autograde.nuggets.config`: the ``nuggets:`` config section.
+- :mod:`autograde.config.nuggets`: the ``nuggets:`` config section.
 - :mod:`autograde.nuggets.importance`: importance per nugget (the bank's, or labelled by a model, cached).
 - :mod:`autograde.nuggets.assign`: assignment of nuggets to whole answers (cached, sharded) or from a grader's
   passage grades.

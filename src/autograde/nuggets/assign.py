@@ -4,7 +4,7 @@ The unit is a run's WHOLE answer to a query (the text the TREC RAG track assigns
 passages the answers are split into for the pool. A whole-answer assessor grades each (distinct answer text,
 nugget) pair through the grade cache, so two runs with the same answer are graded once and an edited nugget
 regrades only its own pairs; a mapped assessor reuses an existing grader's grades of the answers' passages (max
-over an answer's passages). Either way a grade becomes a label by two thresholds (:mod:`autograde.nuggets.labels`).
+over an answer's passages). Either way a grade becomes a label by two thresholds (:mod:`autograde.metrics.nugget_labels`).
 
 >>> import pandas as pd
 >>> grades = pd.DataFrame({"query_id": ["q"], "passage_id": ["a1"], "item_id": ["q/1"], "grade": [4],
@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from autograde.errors import Problems
-from autograde.ids import md5_text
-from autograde.nuggets.labels import label_of_grade
+from autograde.core.errors import Problems
+from autograde.core.ids import md5_text
+from autograde.metrics.nugget_labels import label_of_grade
 
 if TYPE_CHECKING:
-    from autograde.config import Config, GraderConfig
+    from autograde.config.model import Config, GraderConfig
+    from autograde.config.nuggets import AssessorConfig
     from autograde.grading.base import GradeRequest
     from autograde.grading.shard import ShardOutcome
-    from autograde.io.bank import BankItem
-    from autograde.nuggets.config import AssessorConfig
+    from autograde.io.banks.model import BankItem
 
 ANSWER_COLUMNS = ["run", "query_id", "answer_id", "text"]
 """The whole answers: one row per (run, query); ``answer_id`` is the md5 of the stripped text."""
@@ -64,7 +64,7 @@ def assignment_requests(answers: pd.DataFrame, queries: dict[str, str],
 
 
 def whole_answer_grader(assessor: AssessorConfig, bank: str) -> GraderConfig:
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
     return GraderConfig(**assessor.grader_fields(bank))
 

@@ -1,53 +1,56 @@
 """Checks of the ``nuggets:`` section that need the prompt registry or the bank, run before any job starts
-(``autograde validate`` and the workflow's DAG build, through :func:`autograde.checks.check_experiment`)."""
+(``autograde validate`` and the workflow's DAG build, through :func:`autograde.workflow.checks.check_experiment`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograde.errors import Problems
+from autograde.core.errors import Problems
 
 if TYPE_CHECKING:
-    from autograde.config import Config
-    from autograde.io.bank import Bank
+    from autograde.config.experiment import ConfigSource
+    from autograde.config.model import Config
+    from autograde.io.banks.model import Bank
 
 
-def check_nugget_prompts(config: Config, problems: Problems) -> None:
+def check_nugget_prompts(config: Config, src: ConfigSource, problems: Problems) -> None:
     """Assessors name prompts that grade nuggets against passages (with thresholds inside their grade range);
-    the importance model names an importance prompt."""
+    the importance model names an importance prompt. Each problem names the config line of its key."""
     from autograde.grading.prompts import get_prompt
+    from autograde.grading.registry import backend
 
     n = config.nuggets
     if n is None:
         return
     for k, a in enumerate(n.assessors):
         where = f"nuggets.assessors[{k}] ({a.name})"
-        if a.mode != "whole_answer" or a.backend == "embedded":
+        at = src.locate(("nuggets", "assessors", k, "prompt_class"))
+        if a.mode != "whole_answer" or a.backend is None or not backend(a.backend).language_model:
             continue
         try:
             prompt = get_prompt(a.prompt_class)
         except KeyError as exc:
-            problems.add("config", None, f"{where}.prompt_class: {exc}", "pick one from 'autograde prompts'")
+            problems.add(*at, f"{where}.prompt_class: {exc}", "pick one from 'autograde prompts'")
             continue
         if prompt.kind not in ("assignment", "rating") or prompt.item_kind not in ("nugget", "question"):
-            problems.add("config", None, f"{where}: {prompt.config_name} is a {prompt.kind} prompt of "
+            problems.add(*at, f"{where}: {prompt.config_name} is a {prompt.kind} prompt of "
                          f"{prompt.item_kind}s", "use NuggetAssignment, or a 0-5 rating prompt "
                          "(NuggetSelfRatedPrompt) with thresholds")
         elif prompt.kind != "assignment" and a.thresholds is None:
-            problems.add("config", None, f"{where}: {prompt.config_name} grades 0-{prompt.max_grade}, not the three "
+            problems.add(*src.locate(("nuggets", "assessors", k)), f"{where}: {prompt.config_name} grades 0-{prompt.max_grade}, not the three "
                          "assignment labels", "give thresholds: [partial_support, support], e.g. [3, 4]")
         elif a.thresholds is not None and a.thresholds[1] > prompt.max_grade:
-            problems.add("config", None, f"{where}: thresholds {list(a.thresholds)} lie above the grades of "
+            problems.add(*src.locate(("nuggets", "assessors", k, "thresholds")), f"{where}: thresholds {list(a.thresholds)} lie above the grades of "
                          f"{prompt.config_name} (0-{prompt.max_grade})", f"use thresholds up to {prompt.max_grade}")
     if n.importance is not None:
         try:
             prompt = get_prompt(n.importance.prompt_class)
         except KeyError as exc:
-            problems.add("config", None, f"nuggets.importance.prompt_class: {exc}",
+            problems.add(*src.locate(("nuggets", "importance", "prompt_class")), f"nuggets.importance.prompt_class: {exc}",
                          "use NuggetImportance ('autograde prompts --kind importance')")
             return
         if prompt.kind != "importance":
-            problems.add("config", None, f"nuggets.importance: {prompt.config_name} is a {prompt.kind} prompt",
+            problems.add(*src.locate(("nuggets", "importance", "prompt_class")), f"nuggets.importance: {prompt.config_name} is a {prompt.kind} prompt",
                          "use NuggetImportance ('autograde prompts --kind importance')")
 
 
@@ -65,7 +68,7 @@ def check_nugget_bank(config: Config, banks: dict[str, Bank], problems: Problems
         missing_problems(banks[n.bank], given, path, problems)
 
 
-def check_nuggets(config: Config, banks: dict[str, Bank], problems: Problems) -> None:
+def check_nuggets(config: Config, banks: dict[str, Bank], src: ConfigSource, problems: Problems) -> None:
     """Every check of the ``nuggets:`` section."""
-    check_nugget_prompts(config, problems)
+    check_nugget_prompts(config, src, problems)
     check_nugget_bank(config, banks, problems)

@@ -3,7 +3,7 @@
 else the ``missing_importance`` policy. Hand-set importance always wins: the model is asked only about nuggets the
 bank leaves open.
 
->>> from autograde.io.bank import Bank, BankItem
+>>> from autograde.io.banks.read import Bank, BankItem
 >>> bank = Bank([BankItem("q/1", "q", "nugget", "a", info={"importance": "vital"}), BankItem("q/2", "q", "nugget", "b")])
 >>> given_importance(bank, "bank.jsonl", Problems())
 {'q/1': 'vital', 'q/2': None}
@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from autograde.errors import InvalidValueError, Problems
-from autograde.log import logger
-from autograde.nuggets.labels import IMPORTANCE_LABELS, importance_of_grade
+from autograde.core.errors import InvalidValueError, Problems
+from autograde.core.log import logger
+from autograde.metrics.nugget_labels import IMPORTANCE_LABELS, importance_of_grade
 
 if TYPE_CHECKING:
-    from autograde.config import Config, GraderConfig
+    from autograde.config.model import Config, GraderConfig
+    from autograde.config.nuggets import ImportanceConfig, NuggetsConfig
     from autograde.grading.base import GradeRequest
-    from autograde.io.bank import Bank, BankItem
-    from autograde.nuggets.config import NuggetsConfig
+    from autograde.io.banks.model import Bank, BankItem
 
 IMPORTANCE_COLUMNS = ["query_id", "item_id", "text", "importance", "source", "p_vital"]
 """The importance table: one row per nugget; source is ``bank``, ``model`` or ``default``."""
@@ -53,9 +53,15 @@ def missing_problems(bank: Bank, given: dict[str, str | None], path: str, proble
                          "nuggets.missing_importance: okay")
 
 
+def importance_model(config: Config) -> ImportanceConfig | None:
+    """The importance model of the experiment's ``nuggets:`` section (None: importance comes from the bank only)."""
+    n = getattr(config, "nuggets", None)
+    return n.importance if n is not None else None
+
+
 def importance_grader_config(n: NuggetsConfig) -> GraderConfig:
     """The grader identity of the importance model (its cache keys are grades' keys)."""
-    from autograde.config import GraderConfig
+    from autograde.config.model import GraderConfig
 
     assert n.importance is not None
     imp = n.importance
@@ -75,7 +81,7 @@ def model_importance(config: Config, items: list[BankItem], queries: dict[str, s
     """The importance model's grades of ``items`` through the grade cache (only new nuggets reach the model)."""
     from autograde.grading.registry import make_grader
     from autograde.grading.shard import grade_requests
-    from autograde.stages import check_failures
+    from autograde.pipeline.stages import check_failures
 
     n = config.nuggets
     assert n is not None

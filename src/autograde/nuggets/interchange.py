@@ -21,11 +21,11 @@ from typing import Any
 
 import pandas as pd
 
-from autograde.errors import Problems
-from autograde.ids import item_id
-from autograde.io.text import atomic_write_text, iter_json_objects
-from autograde.nuggets.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
-from autograde.nuggets.scores import ALL_QUERIES, MEASURES, REFERENCE_MEASURES, answer_scores, evaluation_table
+from autograde.core.errors import Problems
+from autograde.core.ids import item_id
+from autograde.core.text import atomic_write_text, iter_json_objects
+from autograde.metrics.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
+from autograde.metrics.nuggets import ALL_QUERIES, MEASURES, REFERENCE_MEASURES, answer_scores, evaluation_table
 
 ASSIGNMENT_FIX = ('one JSON object per line: {"qid", "run_id", "answer_text", "nuggets": [{"text", "importance", '
                   '"assignment"}]} (the TREC RAG assignment format)')

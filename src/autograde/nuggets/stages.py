@@ -12,20 +12,20 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.errors import Problems
-from autograde.ids import content_hash
-from autograde.log import logger
+from autograde.core.errors import Problems
+from autograde.core.ids import content_hash
+from autograde.core.log import logger
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from autograde.config import Config
-    from autograde.io.bank import Bank, BankItem
-    from autograde.nuggets.config import AssessorConfig, NuggetsConfig
+    from autograde.config.model import Config
+    from autograde.config.nuggets import AssessorConfig, NuggetsConfig
+    from autograde.io.banks.model import Bank, BankItem
 
 
 def section(config: Config) -> NuggetsConfig:
-    from autograde.errors import ConfigError
+    from autograde.core.errors import ConfigError
 
     if config.nuggets is None:
         raise ConfigError("the experiment has no nuggets: section (fix: add one, see docs/nuggets.md)")
@@ -33,7 +33,7 @@ def section(config: Config) -> NuggetsConfig:
 
 
 def assessor(config: Config, name: str) -> AssessorConfig:
-    from autograde.errors import UnknownNameError
+    from autograde.core.errors import UnknownNameError
 
     for a in section(config).assessors:
         if a.name == name:
@@ -44,7 +44,7 @@ def assessor(config: Config, name: str) -> AssessorConfig:
 
 def read_nugget_bank(config: Config, queries: dict[str, str] | None) -> Bank:
     """The nugget bank (problems named by file and line)."""
-    from autograde.io.bank import read_bank_for_queries
+    from autograde.io.banks.read import read_bank_for_queries
 
     problems = Problems()
     bank = read_bank_for_queries(config.banks[section(config).bank], problems, queries, config.data.queries_file)
@@ -54,7 +54,7 @@ def read_nugget_bank(config: Config, queries: dict[str, str] | None) -> Bank:
 
 def shard_of(queries: dict[str, str], scatteritem: str | None) -> list[str]:
     """The query ids of one shard (all of them without a shard), dealt over every query of the queries file."""
-    from autograde.shards import shard_queries
+    from autograde.pipeline.shards import shard_queries
 
     return shard_queries(list(queries), scatteritem) if scatteritem else sorted(queries)
 
@@ -96,9 +96,9 @@ def importance_digest(config: Config, scatteritem: str, queries: dict[str, str],
 
 def run_answers(config: Config, out_path: str | Path) -> pd.DataFrame:
     """The whole answers of ``data.answers`` (one row per run and query)."""
-    from autograde.config import expand_globs
+    from autograde.core.paths import expand_globs
+    from autograde.core.tables import write_table
     from autograde.nuggets.assign import answers_table
-    from autograde.tables import write_table
 
     problems = Problems()
     answers = answers_table(expand_globs(config.data.answers), problems)
@@ -110,7 +110,7 @@ def run_answers(config: Config, out_path: str | Path) -> pd.DataFrame:
 def _queries(path: str | Path) -> dict[str, str]:
     """The queries of the ingest table (``.parquet``) or of a queries file (TSV or JSON)."""
     if str(path).endswith(".parquet"):
-        from autograde.tables import read_table
+        from autograde.core.tables import read_table
 
         return dict(read_table(path)[["query_id", "query_text"]].itertuples(index=False))
     from autograde.io.queries import read_queries
@@ -119,13 +119,15 @@ def _queries(path: str | Path) -> dict[str, str]:
 
 
 def run_importance(config: Config, queries_path: str | Path, out_path: str | Path, stats_path: str | Path,
-                   shard: str = "") -> dict:
+                   shard: str = "", threads: int | None = None) -> dict:
     """The importance (bank, model or default) of every nugget (of one shard's queries), as a table, and stats."""
-    from autograde.io.bank import Bank
-    from autograde.io.text import atomic_write_text
+    from autograde.core.runtime import set_threads
+    from autograde.core.tables import write_table
+    from autograde.core.text import atomic_write_text
+    from autograde.io.banks.model import Bank
     from autograde.nuggets.importance import importance_table
-    from autograde.tables import write_table
 
+    set_threads(threads)
     queries = _queries(queries_path)
     bank = read_nugget_bank(config, queries)
     if shard:
@@ -145,13 +147,12 @@ def run_merge_importance(shard_tables: list[str], shard_stats: list[str], out_pa
     """Join the importance shards (one table for the merge and the site; summed stats with the shards kept)."""
     import pandas as pd
 
-    from autograde.io.text import atomic_write_text
-    from autograde.tables import read_table, write_table
+    from autograde.core.tables import read_table, write_table
+    from autograde.core.text import atomic_write_text
+    from autograde.pipeline.jobs import gather_shards
 
     write_table(out_path, pd.concat([read_table(p) for p in shard_tables], ignore_index=True), ["query_id", "item_id"])
-    shards = [json.loads(Path(p).read_text()) for p in shard_stats]
-    keys = ("nuggets", "from_bank", "from_model", "default", "n_vital", "n_okay")
-    total = {k: sum(int(s.get(k) or 0) for s in shards) for k in keys}
+    shards, total = gather_shards(shard_stats, ("nuggets", "from_bank", "from_model", "default", "n_vital", "n_okay"))
     atomic_write_text(stats_path, json.dumps({**total, "shards": shards}, indent=2, sort_keys=True) + "\n")
 
 
@@ -160,11 +161,11 @@ def run_assign_shard(config: Config, name: str, answers_path: str | Path, querie
                      threads: int | None = None, digest: str | None = None, grader_grades: str | Path | None = None,
                      rankings: str | Path | None = None) -> dict[str, Any]:
     """Assignment grades of one shard of queries: whole answers graded (cache first), or a grader's grades mapped."""
+    from autograde.core.runtime import set_threads
+    from autograde.core.tables import read_table
     from autograde.grading.shard import ShardOutcome, write_outcome
     from autograde.nuggets.assign import grade_whole_answers, mapped_grades
-    from autograde.runtime import set_threads
-    from autograde.stages import check_failures
-    from autograde.tables import read_table
+    from autograde.pipeline.stages import check_failures
 
     set_threads(threads)
     a = assessor(config, name)
@@ -175,7 +176,7 @@ def run_assign_shard(config: Config, name: str, answers_path: str | Path, querie
     items = {q: v for q, v in read_nugget_bank(config, queries).by_query().items() if q in mine}
     if a.mode == "mapped":
         if grader_grades is None or rankings is None:
-            from autograde.errors import InvalidValueError
+            from autograde.core.errors import InvalidValueError
 
             raise InvalidValueError(f"assessor {name!r} maps grader {a.grader!r}: give its grades and the rankings "
                                     "(fix: --grader-grades results/grades/<grader>.parquet --rankings "
@@ -200,27 +201,14 @@ def run_assign_shard(config: Config, name: str, answers_path: str | Path, querie
     return outcome.stats
 
 
-def assign_shard_in_vllm_env(raw_config: dict[str, Any], a: AssessorConfig, answers: str, queries: str, grades: str,
-                             stats: str, failures: str, shard: str, threads: int | None, digest: str | None) -> None:
-    """One assignment shard of a ``vllm`` assessor through ``autograde nuggets assign`` in the vLLM environment."""
-    from autograde.grading.vllm_env import find_vllm_python, run_cli_in_vllm_env
-
-    Path(grades).parent.mkdir(parents=True, exist_ok=True)
-    args = ["nuggets", "assign", "--assessor", a.name, "--answers", str(answers), "--queries", str(queries),
-            "--out", str(grades), "--stats", str(stats), "--failures", str(failures), "--shard", shard,
-            *(["--digest", digest] if digest else [])]
-    run_cli_in_vllm_env(raw_config, args, f"assessor {a.name} shard {shard}", threads,
-                        find_vllm_python(a.options.get("python")))
-
-
 def run_score_shard(config: Config, name: str, grades_path: str | Path, answers_path: str | Path,
                     importance_path: str | Path, queries_path: str | Path, assignments_path: str | Path,
                     scores_path: str | Path, shard: str = "") -> pd.DataFrame:
     """Labels and per-answer nugget scores of one shard (no run means: the merge adds those)."""
+    from autograde.core.tables import read_table, write_table
+    from autograde.metrics.nuggets import ALL_QUERIES, answers_from_assignments, evaluation_table
     from autograde.nuggets.assign import label_assignments
     from autograde.nuggets.importance import require_importance
-    from autograde.nuggets.scores import ALL_QUERIES, answers_from_assignments, evaluation_table
-    from autograde.tables import read_table, write_table
 
     a = assessor(config, name)
     importance = read_table(importance_path)
@@ -253,15 +241,16 @@ def run_merge_nuggets(config: Config, name: str, shard_assignments: list[str], s
     (``assignments``, ``jsonl``, ``evaluation``, ``stats``, ``failures``)."""
     import pandas as pd
 
-    from autograde.io.text import atomic_write_text
+    from autograde.core.tables import read_table, write_table
+    from autograde.core.text import atomic_write_text
+    from autograde.metrics.nuggets import ALL_QUERIES, mean
     from autograde.nuggets.assign import label_counts
     from autograde.nuggets.interchange import AssignedAnswer, write_assignments
-    from autograde.nuggets.scores import ALL_QUERIES, mean
-    from autograde.shards import check_shard_digests
-    from autograde.tables import read_table, write_table
+    from autograde.pipeline.jobs import gather_shards, join_failures
 
-    if expected_digests:
-        check_shard_digests(shard_stats, expected_digests)
+    shards, total = gather_shards(shard_stats, ("pairs", "cached", "computed", "ok", "unparseable", "failed"),
+                                  expected_digests, f"assignment shard of assessor {name!r}",
+                                  "rerun it: snakemake -R assign_nuggets (cached grades are reused), or delete it")
     labels = pd.concat([read_table(p) for p in shard_assignments], ignore_index=True)
     write_table(out["assignments"], labels, ["run", "query_id", "item_id"])
     per_answer = pd.concat([read_table(p) for p in shard_scores], ignore_index=True)
@@ -280,13 +269,10 @@ def run_merge_nuggets(config: Config, name: str, shard_assignments: list[str], s
         records.append(AssignedAnswer(str(run), str(q), answers[(run, q)], query=queries.get(str(q), ""), nuggets=[
             (texts[i], imp, a) for i, imp, a in g[["item_id", "importance", "assignment"]].itertuples(index=False)]))
     write_assignments(out["jsonl"], records)
-    shards = [json.loads(Path(p).read_text()) for p in shard_stats]
-    total = {k: sum(int(s.get(k) or 0) for s in shards) for k in ("pairs", "cached", "computed", "ok", "unparseable",
-                                                                   "failed")}
     stats = {"assessor": name, "grades": total, "labels": label_counts(labels), "answers": len(records),
              "runs": int(labels["run"].nunique()), "shards": shards}
     atomic_write_text(out["stats"], json.dumps(stats, indent=2, sort_keys=True) + "\n")
-    atomic_write_text(out["failures"], "".join(Path(p).read_text(encoding="utf-8") for p in shard_failures))
+    atomic_write_text(out["failures"], join_failures(shard_failures))
     logger.info("assessor %s: %d answers of %d runs, labels %s", name, len(records), stats["runs"],
                 json.dumps(stats["labels"], sort_keys=True))
     return ev
@@ -295,9 +281,9 @@ def run_merge_nuggets(config: Config, name: str, shard_assignments: list[str], s
 def run_nugget_leaderboards(config: Config, evaluation_path: str | Path, out_paths: list[str]) -> None:
     """One TSV per nugget score, best run first; with ``nuggets.baseline``, permutation-test p-values against it
     (settings of ``metrics.significance``)."""
-    from autograde.errors import ConfigError
-    from autograde.stages import run_leaderboards
-    from autograde.tables import read_table
+    from autograde.core.errors import ConfigError
+    from autograde.core.tables import read_table
+    from autograde.pipeline.stages import run_leaderboards
 
     n = section(config)
     sig = config.metrics.significance.model_copy(update={"baseline": n.baseline}) if n.baseline else None
@@ -311,10 +297,10 @@ def run_nugget_leaderboards(config: Config, evaluation_path: str | Path, out_pat
 def run_nuggets(config: Config, names: list[str] | None = None) -> dict[str, Any]:
     """Every nugget stage in this process (no Snakemake, one shard): answers, importance, then per assessor
     assignment, scores, merge and leaderboards, into the config's results folder. Returns each run's means."""
-    from autograde.errors import InputError, Problem
-    from autograde.layout import Layout
-    from autograde.nuggets.config import NUGGET_VARIANT
-    from autograde.nuggets.scores import ALL_QUERIES
+    from autograde.config.nuggets import NUGGET_VARIANT
+    from autograde.core.errors import InputError, Problem
+    from autograde.core.layout import Layout
+    from autograde.metrics.nuggets import ALL_QUERIES
 
     n, lay, queries = section(config), Layout.of(config.results_dir), config.data.queries_file
     answers, importance = lay.nugget_table("answers.parquet"), lay.nugget_table("importance.parquet")

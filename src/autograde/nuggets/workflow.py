@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.errors import ConfigError, Problems
-from autograde.layout import Layout
-from autograde.nuggets.config import NUGGET_VARIANT, AssessorConfig, nuggets_section
+from autograde.config.nuggets import NUGGET_VARIANT, AssessorConfig, nuggets_section
+from autograde.core.errors import ConfigError, Problems
+from autograde.core.layout import Layout
+from autograde.pipeline.jobs import ModelJobs
 
 if TYPE_CHECKING:
-    from autograde.config import Config
-    from autograde.io.bank import Bank
-
-ENVS_DIR = Path(__file__).resolve().parents[3] / "envs"
-"""The workflow's conda environment files (``--sdm conda``), as for grading jobs."""
-
+    from autograde.config.model import Config
+    from autograde.io.banks.model import Bank
 
 def nugget_targets(config: Config) -> list[str]:
     """Every file the nugget stages make (``[]`` without ``nuggets:``)."""
@@ -37,24 +33,6 @@ def nugget_targets(config: Config) -> list[str]:
         out += [lay.nuggets(a.name, f) for f in ("assignments.parquet", "assignments.jsonl", "stats.json")]
         out += [lay.leaderboard(a.name, NUGGET_VARIANT, m) for m in n.measures]
     return out
-
-
-def nugget_leaderboard_table(config: Config) -> list[dict[str, str]]:
-    """The nugget leaderboards as ``{grader, qrels, measure, path}`` rows (the correlation rule's table)."""
-    n = nuggets_section(config)
-    lay = Layout.of(config.results_dir)
-    return [] if n is None else [
-        {"grader": a.name, "qrels": NUGGET_VARIANT, "measure": m, "path": lay.leaderboard(a.name, NUGGET_VARIANT, m)}
-        for a in n.assessors for m in n.measures]
-
-
-def nugget_correlation_sources(config: Config, results: str) -> list[dict[str, str]]:
-    """The nugget leaderboards with their per-query tables (the correlation report's sources)."""
-    n = nuggets_section(config)
-    lay = Layout.of(results)
-    return [] if n is None else [
-        {"grader": a.name, "variant": NUGGET_VARIANT, "measure": m, "path": lay.evaluation(a.name, NUGGET_VARIANT),
-         "column": "value"} for a in n.assessors for m in n.measures]
 
 
 def assessor_grader(config: Config, a: AssessorConfig) -> Any:
@@ -79,10 +57,21 @@ class NuggetRules:
         self.scatter_items = scatter_items
         self.lay = Layout.of(ctx.results)
         self.bank: Bank | None = self._read_bank() if self.section is not None else None
+        self.importance_jobs = ModelJobs("nugget_importance", self.importance_spec)
+        self.assign_jobs = ModelJobs("assign_nuggets", self.assign_spec)
+        """Resources and conda env of the model jobs, by backend (:mod:`autograde.pipeline.jobs`)."""
+
+    def importance_spec(self, wildcards: Any) -> Any:
+        """The importance model (None: the bank gives every importance, no model runs)."""
+        return self.section.importance if self.section is not None else None
+
+    def assign_spec(self, wildcards: Any) -> Any:
+        """A whole-answer assessor's model spec (None for a mapped one: no model runs)."""
+        return assessor_grader(self.config, self.assessor(wildcards.assessor))
 
     def _read_bank(self) -> Bank:
-        from autograde.banks.config import banks_read_at_parse_time
-        from autograde.io.bank import read_bank_for_queries
+        from autograde.config.banks import banks_read_at_parse_time
+        from autograde.io.banks.read import read_bank_for_queries
 
         assert self.section is not None
         name = self.section.bank
@@ -151,32 +140,3 @@ class NuggetRules:
             inputs["grader_grades"] = self.lay.grades(a.grader)
             inputs["rankings"] = self.lay.ingest("rankings")
         return inputs
-
-    def _resources(self, g: Any) -> dict[str, Any]:
-        from autograde.runtime import needs_gpu
-
-        backend = g.backend if g is not None else "embedded"
-        env = ENVS_DIR / ("vllm.yaml" if backend == "vllm" else "hf.yaml")
-        conda_env = str(env) if env.exists() else None
-        if g is not None and needs_gpu(g):
-            import os
-
-            return {"gpu": 1, "gpu_model": os.environ.get("AUTOGRADE_GPU_MODEL") or None, "mem_mb": 32000,
-                    "runtime": 240, "conda_env": conda_env}
-        return {"gpu": 0, "gpu_model": None, "mem_mb": 4000, "runtime": 60 if g is None else 240,
-                "conda_env": conda_env}
-
-    def resource(self, name: str, importance: bool = False) -> Callable[[Any], Any]:
-        """A named resource function of the assignment jobs (or, ``importance``, of the importance job): GPU jobs
-        for hf/vllm models (unless ``options.device: cpu``), small CPU jobs otherwise, as for grading."""
-        from autograde.nuggets.importance import importance_grader_config
-
-        def get(wildcards: Any) -> Any:
-            if importance:
-                g = importance_grader_config(self.section) if self.section and self.section.importance else None
-            else:
-                g = assessor_grader(self.config, self.assessor(wildcards.assessor))
-            return self._resources(g)[name]
-
-        get.__name__ = f"nugget_{'importance_' if importance else ''}{name}"
-        return get

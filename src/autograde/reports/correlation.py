@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from autograde.errors import InvalidValueError
-from autograde.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
+from autograde.core.errors import InvalidValueError
+from autograde.core.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
 
 METHODS = ("spearman", "kendall", "tau_ap")
 __all__ = ["METHODS", "CorrelationResult", "correlate", "kendall_matrix", "spearman_matrix", "system_query_matrix",

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, rankdata
 
+from autograde.core.stats import correlation, ranks_desc
 from autograde.io.trec import RunDict
 from autograde.metrics.trec import evaluate_run
-from autograde.qrels import QrelsMode, relevance_level, rubric_qrels
+from autograde.pipeline.qrels import QrelsMode, relevance_level, rubric_qrels
 
 IMPACT_COLUMNS = ["variant", "measure", "query_id", "item_id", "kendall", "max_rank_shift", "top_changed",
                   "relabelled", "query_dropped"]
@@ -31,8 +31,8 @@ IMPACT_COLUMNS = ["variant", "measure", "query_id", "item_id", "kendall", "max_r
 def _compare(full: pd.Series, reduced: pd.Series) -> tuple[float, float, bool]:
     """Kendall tau-b, max |rank shift| and whether the best system changed."""
     a, b = full.to_numpy(dtype=float), reduced.reindex(full.index).to_numpy(dtype=float)
-    ra, rb = rankdata(-np.nan_to_num(a, nan=-np.inf)), rankdata(-np.nan_to_num(b, nan=-np.inf))
-    tau = float(kendalltau(ra, rb).statistic) if len(a) > 1 else float("nan")
+    ra, rb = ranks_desc(np.nan_to_num(a, nan=-np.inf)), ranks_desc(np.nan_to_num(b, nan=-np.inf))
+    tau = correlation("kendall", ra, rb) if len(a) > 1 else float("nan")
     top_a = set(full.index[ra == ra.min()]) if len(a) else set()
     top_b = set(full.index[rb == rb.min()]) if len(a) else set()
     return tau, float(np.abs(ra - rb).max()) if len(a) else 0.0, top_a != top_b

@@ -15,12 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-from autograde.layout import Layout
-from autograde.nuggets.config import NUGGET_VARIANT
-from autograde.nuggets.labels import SHORT
-from autograde.nuggets.scores import ALL_QUERIES, MEASURES
+from autograde.config.nuggets import NUGGET_VARIANT
+from autograde.core.layout import Layout
+from autograde.core.tables import read_table
+from autograde.metrics.nugget_labels import SHORT
+from autograde.metrics.nuggets import ALL_QUERIES, MEASURES
 from autograde.reports.render import render
-from autograde.tables import read_table
 
 Write = Callable[[Path, str, dict[str, Any]], None]
 

@@ -24,11 +24,11 @@ from typing import Any
 
 import pandas as pd
 
-from autograde.log import logger
-from autograde.reports.config import GRADER_REPORT_FILES, ReportsConfig
+from autograde.config.reports import GRADER_REPORT_FILES, ReportsConfig
+from autograde.core.log import logger
+from autograde.core.tables import read_table
 from autograde.reports.linkcheck import broken_links
 from autograde.reports.render import render
-from autograde.tables import read_table
 
 
 def slug(name: str) -> str:

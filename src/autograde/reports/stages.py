@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from autograde.errors import Problems
-from autograde.io.text import atomic_write_text
-from autograde.layout import HUMAN, Layout, QrelsVariant
-from autograde.log import logger
-from autograde.reports.config import GRADER_REPORT_FILES, ReportsConfig
-from autograde.tables import read_table, write_table
+from autograde.config.reports import GRADER_REPORT_FILES, ReportsConfig
+from autograde.core.errors import Problems
+from autograde.core.layout import Layout, QrelsVariant
+from autograde.core.log import logger
+from autograde.core.tables import read_table, write_table
+from autograde.core.text import atomic_write_text
 
 if TYPE_CHECKING:
-    from autograde.config import Config
+    from autograde.config.model import Config
 
 
 def reports_config(config: Config) -> ReportsConfig:
@@ -80,7 +80,7 @@ def correlation_plot_path(results: str | Path, grader: str, variant: str, measur
 
 def grader_items(bank: str | None, queries: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The grader's test items: query_id, item_id, kind, text (``bank`` None: direct prompts, the query itself)."""
-    from autograde.io.bank import read_bank
+    from autograde.io.banks.read import read_bank
 
     cols = ["query_id", "item_id", "kind", "text"]
     if bank is None:
@@ -136,7 +136,7 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
 
     ``evaluations`` maps each qrels variant to its per-query evaluation parquet (for the bank impact).
     """
-    from autograde.leaderboard import runs_from_rankings
+    from autograde.pipeline.leaderboard import runs_from_rankings
     from autograde.reports import verify
     from autograde.reports.impact import IMPACT_COLUMNS, bank_impact
 
@@ -194,39 +194,6 @@ def _num(x: float) -> float | None:
     return None if x != x else round(float(x), 6)
 
 
-def leaderboard_sources(results: str | Path, graders: Mapping[str, tuple[Sequence[str], Sequence[int]]],
-                        measures: Sequence[str], human: bool) -> list[dict[str, str]]:
-    """Every leaderboard with its per-query values: grader, variant, measure, path (parquet), column.
-
-    ``graders`` maps each grader to its (qrels variants, cover thresholds).
-    """
-    lay = Layout.of(results)
-    out = []
-    for g, (variants, cover_taus) in graders.items():
-        for v in variants:
-            out += [{"grader": g, "variant": v, "measure": m, "path": lay.evaluation(g, v), "column": "value"}
-                    for m in measures]
-        for t in cover_taus:
-            out += [{"grader": g, "variant": f"cover-{t}", "measure": m, "path": lay.cover(g, t), "column": m}
-                    for m in ("cover", "ncover")]
-    if human:
-        out += [{"grader": HUMAN, "variant": "-", "measure": m, "path": lay.evaluation(HUMAN), "column": "value"}
-                for m in measures]
-    return out
-
-
-def config_leaderboard_sources(config: Config, results: str | Path | None = None) -> list[dict[str, str]]:
-    """:func:`leaderboard_sources` of an experiment config (under ``results``, default its ``results_dir``)."""
-    graders = {}
-    for g in config.graders:
-        graders[g.name] = (config.qrels_variants_of(g.name), config.cover_thresholds_of(g.name))
-    from autograde.nuggets.workflow import nugget_correlation_sources
-
-    r = str(results or config.results_dir)
-    return (leaderboard_sources(r, graders, list(config.evaluation.measures), bool(config.data.qrels))
-            + nugget_correlation_sources(config, r))
-
-
 def _per_query(path: str, measure: str, column: str, cache: dict[str, pd.DataFrame]) -> pd.DataFrame:
     if path not in cache:
         cache[path] = read_table(path)
@@ -239,7 +206,7 @@ def _per_query(path: str, measure: str, column: str, cache: dict[str, pd.DataFra
 
 def read_official(path: str | Path) -> dict[str, float]:
     """The official leaderboard ``{run: rank}`` (errors name the file and the fix)."""
-    from autograde.ingest import read_official_leaderboard
+    from autograde.pipeline.ingest import read_official_leaderboard
 
     problems = Problems()
     official = read_official_leaderboard(path, problems)
@@ -249,7 +216,11 @@ def read_official(path: str | Path) -> dict[str, float]:
 
 def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], official_path: str | Path,
                            out_path: str | Path, results: str | Path) -> pd.DataFrame:
-    """Correlation of every leaderboard with the official one, bootstrap intervals, one scatter plot each."""
+    """Correlation of every leaderboard with the official one, bootstrap intervals, one scatter plot each.
+
+    ``sources`` are the experiment's leaderboards (:class:`autograde.core.layout.Leaderboard` as dicts, the list of
+    :func:`autograde.workflow.leaderboards.leaderboards`): one row each, in their order, as
+    ``results/correlation.tsv`` has them."""
     from autograde.reports.correlation import METHODS, correlate
     from autograde.reports.plots import Point, scatter_svg
 
@@ -258,17 +229,17 @@ def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str
     cache: dict[str, pd.DataFrame] = {}
     rows = []
     for src in sources:
-        per_q = _per_query(src["path"], src["measure"], src["column"], cache)
+        per_q = _per_query(src["per_query"], src["measure"], src["column"], cache)
         res = correlate(per_q, official, methods, rc.bootstrap_samples, rc.bootstrap_seed, rc.confidence)
-        plot = correlation_plot_path(results, src["grader"], src["variant"], src["measure"])
+        plot = correlation_plot_path(results, src["grader"], src["qrels"], src["measure"])
         pts = [Point(s, float(official[s]), v) for s, v in sorted(res.scores.items())]
         sub = " · ".join(f"{m} {res.point[m]:.3f}" for m in methods if res.point[m] == res.point[m])
         Path(plot).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(plot, scatter_svg(pts, f"{src['grader']} {src['variant']} {src['measure']}",
+        atomic_write_text(plot, scatter_svg(pts, f"{src['grader']} {src['qrels']} {src['measure']}",
                                             "official rank (best at the right)", f"{src['measure']} (autograded)"
                                             if src["grader"] != "human" else f"{src['measure']} (human qrels)",
                                             invert_x=True, subtitle=sub))
-        rows.append({"grader": src["grader"], "qrels": src["variant"], "measure": src["measure"], **res.row(methods),
+        rows.append({"grader": src["grader"], "qrels": src["qrels"], "measure": src["measure"], **res.row(methods),
                      "plot": str(Path(plot).relative_to(Path(results) / "reports"))})
     cols = ["grader", "qrels", "measure", "n_systems", "n_queries"]
     cols += [c for m in methods for c in (m, f"{m}_low", f"{m}_high")] + ["plot"]
@@ -281,7 +252,7 @@ def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str
 
 def correlation_plot_paths(results: str | Path, sources: Sequence[Mapping[str, str]]) -> list[str]:
     """The scatter plot files of :func:`run_report_correlation` (rule outputs)."""
-    return [correlation_plot_path(results, s["grader"], s["variant"], s["measure"]) for s in sources]
+    return [correlation_plot_path(results, s["grader"], s["qrels"], s["measure"]) for s in sources]
 
 
 def report_targets(config: Config) -> list[str]:

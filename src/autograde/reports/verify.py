@@ -48,10 +48,10 @@ def passage_labels(grades: pd.DataFrame, judgments: pd.DataFrame, thresholds: It
     """One row per graded passage: query_id, passage_id, judgment, max_grade, n_items, n_failed, count_ge_<tau>.
 
     ``max_grade`` is the max-mode Rubric-Qrels label and ``count_ge_<tau>`` the count-mode label, computed by
-    :func:`autograde.qrels.passage_labels` (the qrels files hold exactly these); both are null for a passage none
+    :func:`autograde.pipeline.qrels.passage_labels` (the qrels files hold exactly these); both are null for a passage none
     of whose pairs got a grade.
     """
-    from autograde.qrels import passage_labels as qrels_labels  # the labels the qrels files hold
+    from autograde.pipeline.qrels import passage_labels as qrels_labels  # the labels the qrels files hold
 
     thresholds = sorted(set(thresholds))
     base = grades.groupby(LABEL_KEYS, sort=True).agg(n_pairs=("item_id", "size"))

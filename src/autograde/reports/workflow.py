@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from autograde.layout import Layout
+from autograde.core.layout import Layout
 from autograde.reports.stages import (
-    config_leaderboard_sources,
     correlation_plot_paths,
     grader_report_files,
     grader_report_spec,
@@ -26,7 +25,7 @@ class ReportRules:
         self.config = ctx.config
         self.results = ctx.results
         self.reports = reports_config(ctx.config)
-        self.sources = config_leaderboard_sources(ctx.config) if ctx.config.data.official_leaderboard else []
+        self.sources = ctx.leaderboard_table() if ctx.config.data.official_leaderboard else []
         """Every leaderboard correlated with the official one (the ``report_correlation`` rule's params)."""
 
     def reports_params(self) -> dict[str, Any]:
@@ -59,7 +58,7 @@ class ReportRules:
 
     def correlation_inputs(self, wildcards: Any) -> list[str]:
         """The per-query tables of every correlated leaderboard."""
-        return sorted({s["path"] for s in self.sources})
+        return sorted({s["per_query"] for s in self.sources})
 
     def site_inputs(self, wildcards: Any) -> dict[str, Any]:
         """Everything the site shows: every grader's reports and grades, leaderboards, pool, ingest tables."""

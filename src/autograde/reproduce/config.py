@@ -19,8 +19,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from autograde.errors import ConfigError
-from autograde.rubric.config import CalibratedQrelsConfig, RubricConfig
+from autograde.config.rubric import CalibratedQrelsConfig, RubricConfig
+from autograde.core.errors import ConfigError
 
 __all__ = ["DEFAULT_PLAN", "PLAN_ENV", "InputFile", "ReproduceConfig", "load_plan", "plan_path"]
 
@@ -278,8 +278,8 @@ class ReproduceConfig(_Strict):
         return [n for n in Tables.model_fields if getattr(self.tables, n) is not None]
 
     def table(self, name: str) -> TableSettings:
-        """One enabled table's settings (an :class:`~autograde.errors.UnknownNameError` otherwise)."""
-        from autograde.errors import UnknownNameError
+        """One enabled table's settings (an :class:`~autograde.core.errors.UnknownNameError` otherwise)."""
+        from autograde.core.errors import UnknownNameError
 
         value = getattr(self.tables, name, None) if name in Tables.model_fields else None
         if value is None:
@@ -294,8 +294,8 @@ def plan_path(given: str | None = None) -> str:
 
 def validated(model: type[_Strict] | type[BaseModel], raw: Any, source: str | Path, what: str) -> Any:
     """``raw`` validated by ``model``; a :class:`ConfigError` naming every problem with its line otherwise."""
-    from autograde.config import error_lines
-    from autograde.io.yamlfile import yaml_key_lines
+    from autograde.config.model import error_lines
+    from autograde.core.yamlfile import yaml_key_lines
 
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a YAML mapping (a {what}), got {type(raw).__name__}")
@@ -312,7 +312,7 @@ def validated(model: type[_Strict] | type[BaseModel], raw: Any, source: str | Pa
 
 def load_plan(path: str | Path | None = None) -> ReproduceConfig:
     """Read and validate the reproduction plan (strict YAML; every problem with its line)."""
-    from autograde.experiment import read_yaml
+    from autograde.core.yamlfile import read_yaml
 
     p = plan_path(str(path) if path else None)
     return validated(ReproduceConfig, read_yaml(p, "reproduction plan") or {}, p,

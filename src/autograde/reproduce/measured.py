@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograde.io.text import atomic_write_text
+from autograde.core.text import atomic_write_text
 
 __all__ = ["Measurement", "Status", "Value", "read_measurement", "summarize", "write_measurement"]
 

@@ -105,7 +105,7 @@ class PaperFile(_Strict):
 
 def load_paper(path: str | Path) -> PaperFile:
     """Read and validate one paper YAML (strict YAML; every problem with its line)."""
-    from autograde.experiment import read_yaml
+    from autograde.core.yamlfile import read_yaml
     from autograde.reproduce.config import validated
 
     return validated(PaperFile, read_yaml(path, "paper values") or {}, path,

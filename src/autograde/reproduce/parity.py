@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from autograde.errors import InputError, Problem
-from autograde.io.text import iter_lines
+from autograde.core.errors import InputError, Problem
+from autograde.core.text import iter_lines
 from autograde.io.trec import RunDict, read_qrels, read_run
 from autograde.reproduce.config import ServerSettings, TrecEvalCase, TrecEvalSettings
 from autograde.reproduce.measured import Measurement, Value
@@ -31,7 +31,7 @@ EQUAL_COLUMN = "values equal at 4 decimals"
 
 def read_golden(path: str | Path) -> dict[str, dict[str, str]]:
     """A trec_eval ``-q`` output -> {query id or 'all': {measure: printed value}}."""
-    from autograde.errors import Problems
+    from autograde.core.errors import Problems
 
     problems = Problems()
     out: dict[str, dict[str, str]] = {}

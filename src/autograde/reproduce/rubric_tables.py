@@ -52,9 +52,10 @@ def measure_rubric_synthetic(s: RubricSyntheticSettings, out_dir: Path) -> Measu
 def measure_rubric_real(s: RubricRealSettings, train: RubricSyntheticSettings, out_dir: Path) -> Measurement:
     """Fit on every synthetic annotation (one fit per seed), predict each real judge's Q0; baselines fitted on
     the synthetic data too. Scores as in the cross-validated table (RMSE, Pearson, Spearman, Kendall)."""
+    from autograde.config.rubric import RubricConfig
     from autograde.rubric.baselines import baseline_predictions
-    from autograde.rubric.config import RubricConfig
-    from autograde.rubric.evaluate import expected_values, score
+    from autograde.rubric.dataset import expected_values
+    from autograde.rubric.evaluate import score
     from autograde.rubric.report import write_json
     from autograde.rubric.stages import load_training_data
     from autograde.rubric.train import fit
@@ -88,10 +89,10 @@ def measure_rubric_real(s: RubricRealSettings, train: RubricSyntheticSettings, o
 
 def measure_calibrated(s: CalibratedSettings, out_dir: Path) -> Measurement:
     """Calibrated qrels (``autograde rubric calibrate-qrels``) per seed against the single prompts (kappa)."""
+    from autograde.calibrated.cv import cross_validate_qrels
+    from autograde.calibrated.features import features_from_sources
+    from autograde.calibrated.report import cv_markdown
     from autograde.io.trec import read_qrels
-    from autograde.rubric.qrels_cv import cross_validate_qrels
-    from autograde.rubric.qrels_report import cv_markdown
-    from autograde.rubric.relevance import features_from_sources
     from autograde.rubric.report import write_json
 
     first = s.calibrated_config(s.seeds[0])

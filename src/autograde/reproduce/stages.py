@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import AutogradeError
-from autograde.layout import Layout
-from autograde.log import logger
+from autograde.core.errors import AutogradeError
+from autograde.core.layout import Layout
+from autograde.core.log import logger
 from autograde.reproduce.config import InputFile, ReproduceConfig, RubricSyntheticSettings, TableSettings
 from autograde.reproduce.measured import Measurement, read_measurement, write_measurement
 
@@ -119,7 +119,7 @@ def reproduction_files(plan: ReproduceConfig) -> dict[str, str]:
 
 def run_table(plan: ReproduceConfig, name: str, out: str | Path | None = None) -> Measurement:
     """Measure one table and write its ``measured.json`` (missing inputs and refused inputs are recorded)."""
-    from autograde.ids import file_sha256
+    from autograde.core.ids import file_sha256
 
     out_path = Path(out or measured_path(plan, name))
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ def build_index(plan: ReproduceConfig, plan_source: str, measured: dict[str, str
                 out_md: str | Path | None = None, out_json: str | Path | None = None,
                 out_html: str | Path | None = None) -> dict[str, Any]:
     """Compare every paper YAML of the plan with the measurements; write the index (Markdown, JSON, HTML)."""
-    from autograde.io.text import atomic_write_text
+    from autograde.core.text import atomic_write_text
     from autograde.reproduce.compare import compare_paper, index_json, index_markdown
     from autograde.reproduce.papers import load_paper
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from autograde.errors import Problems
-from autograde.io.text import iter_json_objects
+from autograde.core.errors import Problems
+from autograde.core.text import iter_json_objects
 from autograde.io.trec import read_qrels
 from autograde.reports.agreement import compute_agreement, qrels_pairs
 from autograde.reports.verify import missing_in_bank, passage_labels, spurious_entries

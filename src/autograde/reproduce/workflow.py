@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import AutogradeError, ConfigError
-from autograde.layout import Layout
+from autograde.core.errors import AutogradeError, ConfigError
+from autograde.core.layout import Layout
 from autograde.reproduce.config import ReproduceConfig, load_plan, plan_path
 from autograde.reproduce.stages import measured_path, reproduction_files, table_inputs, table_params
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograde.log import logger
-from autograde.rubric.config import Hyperparameters, SelectionSettings
+from autograde.config.rubric import Hyperparameters, SelectionSettings
+from autograde.core.log import logger
 from autograde.rubric.dataset import CalibrationData
-from autograde.rubric.inputs import MISSING
+from autograde.rubric.tables import MISSING
 from autograde.rubric.train import fit, group_folds
 
 __all__ = ["CrossValidated", "cross_validate", "main_log_loss", "select_hyperparameters"]

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autograde.log import logger
+from autograde.core.log import logger
 from autograde.rubric.definition import Rubric
-from autograde.rubric.inputs import MISSING, Annotation, HumanAnswers, LlmAnswers
+from autograde.rubric.tables import MISSING, Annotation, HumanAnswers, LlmAnswers
 
 __all__ = ["CalibrationData", "build_dataset", "expected_values", "feature_names", "prediction_rows", "text_features"]
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from autograde.errors import Problems, UnknownNameError
+from autograde.core.errors import Problems, UnknownNameError
 
 __all__ = ["Question", "Rubric", "load_rubric"]
 
@@ -130,7 +130,7 @@ class Rubric(BaseModel):
 
 def load_rubric(path: str | Path) -> Rubric:
     """Read and validate a rubric YAML; every problem is reported with its file, line and fix."""
-    from autograde.io.yamlfile import read_yaml, yaml_key_lines
+    from autograde.core.yamlfile import read_yaml, yaml_key_lines
 
     problems = Problems()
     p = Path(path)

@@ -18,27 +18,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from autograde.log import logger
+from autograde.config.rubric import EvaluationSettings, Hyperparameters, SelectionSettings
+from autograde.core.log import logger
+from autograde.core.stats import correlation
 from autograde.metrics.significance import paired_test
 from autograde.rubric.baselines import BASELINES, baseline_predictions
 from autograde.rubric.calibration import binned_ece, reliability_svg, smooth_ece
-from autograde.rubric.config import EvaluationSettings, Hyperparameters, SelectionSettings
 from autograde.rubric.cv import cross_validate, main_log_loss
 from autograde.rubric.dataset import CalibrationData, expected_values
-from autograde.rubric.inputs import MISSING
+from autograde.rubric.tables import MISSING
 
 __all__ = ["METRICS", "Evaluation", "evaluate", "expected_values", "markdown_report", "score"]
 
 METRICS: tuple[str, ...] = ("rmse", "pearson", "spearman", "kendall")
 NETWORK = "network"
-
-
-def _corr(fn: Any, a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(fn(a, b)[0])
 
 
 def score(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
@@ -47,9 +41,9 @@ def score(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     p, t = pred[ok], truth[ok]
     return {
         "rmse": float(np.sqrt(np.mean((p - t) ** 2))) if len(p) else float("nan"),
-        "pearson": _corr(stats.pearsonr, p, t),
-        "spearman": _corr(stats.spearmanr, p, t),
-        "kendall": _corr(stats.kendalltau, p, t),
+        "pearson": correlation("pearson", p, t),
+        "spearman": correlation("spearman", p, t),
+        "kendall": correlation("kendall", p, t),
         "n": int(ok.sum()),
     }
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from autograde.errors import InvalidValueError, Problems
-from autograde.log import logger
+from autograde.core.errors import InvalidValueError, Problems
+from autograde.core.log import logger
 from autograde.rubric.definition import Question, Rubric
 from autograde.rubric.tables import (
     MISSING,

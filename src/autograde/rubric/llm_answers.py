@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from autograde.errors import InvalidValueError, Problems
-from autograde.log import logger
+from autograde.core.errors import InvalidValueError, Problems
+from autograde.core.log import logger
 from autograde.rubric.definition import Rubric
 from autograde.rubric.tables import (
     LlmAnswers,
@@ -180,7 +180,7 @@ def read_grades_llm(path: str | Path, rubric: Rubric, problems: Problems | None 
     grade, ``"error"`` refuses. Rows without a distribution (generate scoring, failures) are errors: only
     logits scoring gives distributions.
     """
-    from autograde.tables import read_table
+    from autograde.core.tables import read_table
 
     own = problems is None
     problems = problems if problems is not None else Problems()

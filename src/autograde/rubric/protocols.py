@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from autograde.errors import Problems
-from autograde.log import logger
+from autograde.config.rubric import EvaluationSettings, Hyperparameters, SelectionSettings
+from autograde.core.errors import Problems
+from autograde.core.log import logger
 from autograde.rubric.baselines import BASELINES
-from autograde.rubric.config import EvaluationSettings, Hyperparameters, SelectionSettings
 from autograde.rubric.dataset import CalibrationData, expected_values
 from autograde.rubric.evaluate import Evaluation, score
 from autograde.rubric.systems import LABELS, TABLE1, main_truth, system_predictions

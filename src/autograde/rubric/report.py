@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from autograde.io.text import atomic_write_text
+from autograde.core.text import atomic_write_text
 
 __all__ = ["to_jsonable", "write_json"]
 

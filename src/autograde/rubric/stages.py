@@ -1,7 +1,7 @@
 """The rubric stage over files: fit, predict, evaluate (the CLI and the Snakemake scripts call these).
 
 Every input problem (rubric, LLM table, human table, text list) is collected and raised together as one
-:class:`autograde.errors.InputError` before any training starts.
+:class:`autograde.core.errors.InputError` before any training starts.
 """
 
 from __future__ import annotations
@@ -12,18 +12,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autograde.errors import Problems
-from autograde.io.text import atomic_write_text, iter_lines
-from autograde.log import logger
-from autograde.rubric.config import RubricConfig
+from autograde.config.rubric import RubricConfig
+from autograde.core.errors import Problems
+from autograde.core.log import logger
+from autograde.core.tables import write_table
+from autograde.core.text import atomic_write_text, iter_lines
 from autograde.rubric.cv import select_hyperparameters
-from autograde.rubric.dataset import CalibrationData, build_dataset, prediction_rows
+from autograde.rubric.dataset import CalibrationData, build_dataset, expected_values, prediction_rows
 from autograde.rubric.definition import Rubric, load_rubric
-from autograde.rubric.evaluate import evaluate, expected_values, markdown_report
-from autograde.rubric.inputs import HumanAnswers, LlmAnswers, read_human, read_llm
+from autograde.rubric.evaluate import evaluate, markdown_report
+from autograde.rubric.human_answers import read_human
+from autograde.rubric.llm_answers import read_llm
 from autograde.rubric.report import write_json
+from autograde.rubric.tables import HumanAnswers, LlmAnswers
 from autograde.rubric.train import fit, load_model, save_model
-from autograde.tables import write_table
 
 __all__ = [
     "load_training_data",
@@ -66,7 +68,7 @@ def _restrict(llm: LlmAnswers, human: HumanAnswers, keep: set[str], source: str 
 
 def provenance(cfg: RubricConfig) -> dict[str, Any]:
     """sha256 of every input file and a hash of the settings: which exact LLM outputs a result came from."""
-    from autograde.ids import content_hash, file_sha256
+    from autograde.core.ids import content_hash, file_sha256
 
     files = {"rubric": cfg.rubric, "llm": cfg.llm, "human": cfg.human, "texts": cfg.texts}
     return {"inputs": {k: {"path": str(v), "sha256": file_sha256(str(v))} for k, v in files.items() if v},
@@ -149,7 +151,7 @@ def run_predict(model_path: str | Path, rubric_path: str | Path, llm_path: str |
     df = predictions_frame(data, model.predict_proba(data), set(model.judges))
     notes = list(data.notes) + ([f"judge-independent predictions for unseen judge(s): {', '.join(unknown)}"]
                                 if unknown else [])
-    from autograde.ids import file_sha256
+    from autograde.core.ids import file_sha256
 
     write_table(out, df, ["text_id", "judge", "question"],
                 {"model": str(model_path), "model_sha256": file_sha256(str(model_path)),
@@ -187,13 +189,13 @@ def run_evaluate(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | N
 def run_transfer(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | None = None,
                  out_tex: str | Path | None = None) -> dict[str, Any]:
     """Train on every annotation of ``cfg``, evaluate on ``cfg.test`` (Table 1 of the paper's real-data side)."""
-    from autograde.ids import file_sha256
+    from autograde.core.ids import file_sha256
     from autograde.rubric.protocols import evaluate_transfer, transfer_markdown
     from autograde.rubric.table1 import latex_table
 
     test = cfg.test
     if test is None:
-        from autograde.errors import ConfigError
+        from autograde.core.errors import ConfigError
 
         raise ConfigError("no test set (fix: give 'rubric.test' in the config, or --test CONFIG)")
     _rubric, train = load_training_data(cfg)

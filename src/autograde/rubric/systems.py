@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.config.rubric import Hyperparameters
 from autograde.rubric.baselines import baseline_predictions
-from autograde.rubric.config import Hyperparameters
 from autograde.rubric.dataset import CalibrationData, expected_values
-from autograde.rubric.inputs import MISSING
+from autograde.rubric.tables import MISSING
 from autograde.rubric.train import fit
 
 __all__ = ["LABELS", "NETWORK_SYSTEMS", "TABLE1", "main_truth", "oracle_data", "q0_only_data", "system_predictions"]

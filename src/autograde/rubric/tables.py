@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from autograde.errors import Problems
-from autograde.io.text import iter_lines
+from autograde.core.errors import Problems
+from autograde.core.text import iter_lines
 from autograde.rubric.definition import Question, Rubric
 
 MISSING = -1
@@ -111,7 +111,7 @@ def _iter_rows(path: str | Path, problems: Problems) -> Iterator[tuple[int, dict
         if not p.exists():
             problems.add(p, None, "file not found", "check the path")
             return
-        from autograde.tables import read_table
+        from autograde.core.tables import read_table
 
         df = read_table(p)
         for i, rec in enumerate(df.to_dict(orient="records")):

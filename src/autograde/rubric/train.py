@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograde.io.text import atomic_write_bytes
-from autograde.rubric.config import Hyperparameters
+from autograde.config.rubric import Hyperparameters
+from autograde.core.text import atomic_write_bytes
 from autograde.rubric.dataset import CalibrationData
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
 
@@ -90,7 +90,7 @@ class FittedModel:
     def predict_proba(self, data: CalibrationData) -> np.ndarray:
         """Mean of the members' distributions: rows x questions x options (0 past a question's options)."""
         if tuple(data.feature_names) != tuple(self.feature_names):
-            from autograde.errors import Problems
+            from autograde.core.errors import Problems
 
             problems = Problems()
             problems.add("rubric", None, f"the input features ({', '.join(data.feature_names[:6])}, ...; "
@@ -176,7 +176,7 @@ def fit(data: CalibrationData, hp: Hyperparameters, seed: int = 0) -> FittedMode
     stopping every member trains on every row for exactly the configured epochs (members differ by seed).
     """
     if len(data) == 0:
-        from autograde.errors import Problems
+        from autograde.core.errors import Problems
 
         problems = Problems()
         problems.add("training data", None, "no annotations to train on",
@@ -229,7 +229,7 @@ def load_model(path: str | Path) -> FittedModel:
     blob: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
     meta = json.loads(blob["meta"])
     if meta.get("format_version") != FORMAT_VERSION:
-        from autograde.errors import Problems
+        from autograde.core.errors import Problems
 
         problems = Problems()
         problems.add(path, None, f"model format {meta.get('format_version')} is not {FORMAT_VERSION}",

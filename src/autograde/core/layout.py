@@ -1,0 +1,227 @@
+"""The results folder's layout, in one place: every path the workflow writes and the CLI reads, and the qrels
+variant names those paths carry.
+
+The rules build their output patterns from the same functions by passing wildcards as the names
+(``Layout(r).grades("{grader}")`` -> ``r/grades/{grader}.parquet``), so a rule, a stage and a command can never
+disagree on a file name.
+
+>>> lay = Layout("results")
+>>> lay.leaderboard("sim", "max-4", "map")
+'results/leaderboards/sim/max-4/map.tsv'
+>>> lay.parse_leaderboard("results/leaderboards/sim/max-4/map.tsv")
+{'grader': 'sim', 'qrels': 'max-4', 'measure': 'map'}
+>>> str(QrelsVariant.parse("count-3")), QrelsVariant.parse("max-4").level
+('count-3', 4)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, cast
+
+from autograde.core.errors import AutogradeError
+
+VariantMode = Literal["max", "count", "threshold", "expected", "probability"]
+VARIANT_MODES: tuple[str, ...] = ("max", "count", "threshold", "expected", "probability")
+"""max / count: Rubric-Qrels of one grader; threshold / expected / probability: calibrated labels."""
+VARIANT_PATTERN = r"(max|count|threshold|expected|probability)-\d+"
+"""The regular expression of a variant name (the Snakefile's wildcard constraint)."""
+HUMAN = "human"
+"""The pseudo-grader of the human judgments (leaderboards under the official qrels)."""
+CALIBRATED = "calibrated"
+"""The pseudo-grader of the calibrated relevance labels."""
+
+
+class UnknownVariantError(AutogradeError, ValueError):
+    """A qrels variant name that is not ``<mode>-<threshold>``."""
+
+
+@dataclass(frozen=True, order=True)
+class QrelsVariant:
+    """One qrels variant of a grader: how passage labels are made (``mode``) and the threshold ``tau``.
+
+    ``max-4``: label = max grade, evaluated at trec_eval relevance level 4; ``count-3``: label = number of items
+    graded >= 3, relevant from 1 item up; calibrated labels (``threshold-2``, ``expected-2``) use ``tau`` as the
+    relevance level.
+    """
+
+    mode: VariantMode
+    tau: int
+
+    @classmethod
+    def parse(cls, text: str) -> QrelsVariant:
+        """``"max-4"`` -> ``QrelsVariant("max", 4)``; anything else is an :class:`UnknownVariantError`."""
+        m = re.fullmatch(VARIANT_PATTERN, text)
+        if not m:
+            raise UnknownVariantError(f"{text!r} is not a qrels variant (fix: write <mode>-<threshold> with mode one "
+                                      f"of {', '.join(VARIANT_MODES)}, e.g. max-4 or count-3)")
+        mode, tau = text.rsplit("-", 1)
+        return cls(cast(VariantMode, mode), int(tau))
+
+    def __str__(self) -> str:
+        return f"{self.mode}-{self.tau}"
+
+    @property
+    def level(self) -> int:
+        """The trec_eval relevance level (``-l``) these qrels are evaluated at."""
+        return 1 if self.mode == "count" else self.tau
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """One leaderboard of a run: who made its labels, which qrels variant, which measure, and its files.
+
+    ``qrels`` is ``-`` for the human qrels, ``cover-<tau>`` for cover, ``nuggets`` for nugget scores; ``path`` is the
+    leaderboard TSV, ``per_query`` the per-query table it was averaged from and ``column`` the column of the
+    measure's values in it (``value`` in a long evaluation table, else the measure's own column).
+    """
+
+    grader: str
+    qrels: str
+    measure: str
+    path: str
+    per_query: str
+    column: str = "value"
+
+    def as_dict(self) -> dict[str, str]:
+        """The leaderboard as rule params (plain strings)."""
+        return {"grader": self.grader, "qrels": self.qrels, "measure": self.measure, "path": self.path,
+                "per_query": self.per_query, "column": self.column}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, str]) -> Leaderboard:
+        return cls(d["grader"], d["qrels"], d["measure"], d["path"], d["per_query"], d.get("column", "value"))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Every path under one results folder (``results_dir`` of the config)."""
+
+    root: str = "results"
+
+    @classmethod
+    def of(cls, root: str | Path) -> Layout:
+        return cls(str(root).rstrip("/") or ".")
+
+    # ingest and pool
+    def ingest(self, table: str) -> str:
+        """``queries``, ``rankings``, ``answer_passages`` or ``judgments``."""
+        return f"{self.root}/ingest/{table}.parquet"
+
+    @property
+    def pool(self) -> str:
+        return f"{self.root}/pool/pool.parquet"
+
+    def pool_shard(self, item: str) -> str:
+        return f"{self.root}/pool/shards/{item}.parquet"
+
+    # grades
+    def grades(self, grader: str, suffix: str = ".parquet") -> str:
+        """The merged grades (``.parquet``), their ``.stats.json`` or ``.failures.jsonl``."""
+        return f"{self.root}/grades/{grader}{suffix}"
+
+    def grade_shard(self, grader: str, item: str, suffix: str = ".parquet") -> str:
+        return f"{self.root}/grades/{grader}/shards/{item}{suffix}"
+
+    # qrels, evaluations, leaderboards
+    def qrels(self, grader: str, variant: str | QrelsVariant) -> str:
+        return f"{self.root}/qrels/{grader}/{variant}.qrels"
+
+    def evaluation(self, grader: str, variant: str | QrelsVariant | None = None) -> str:
+        """Per-query measures of every system under a grader's variant (or the human qrels: no variant)."""
+        if variant is None:
+            return f"{self.root}/eval/{grader}.parquet"
+        return f"{self.root}/eval/{grader}/{variant}.parquet"
+
+    def leaderboard(self, grader: str, variant: str | QrelsVariant | None, measure: str) -> str:
+        """A leaderboard TSV; ``variant`` None for the human qrels, ``cover-<tau>`` for cover measures."""
+        if variant is None:
+            return f"{self.root}/leaderboards/{grader}/{measure}.tsv"
+        return f"{self.root}/leaderboards/{grader}/{variant}/{measure}.tsv"
+
+    def parse_leaderboard(self, path: str | Path) -> dict[str, str]:
+        """``{grader, qrels, measure}`` of a leaderboard path (``qrels`` is ``-`` for the human leaderboards).
+
+        A path outside this layout names its grader by its folder and its measure by its stem.
+        """
+        p = Path(path)
+        root = Path(self.root) / "leaderboards"
+        parts = (p.relative_to(root) if p.is_relative_to(root) else Path(p.name)).with_suffix("").parts
+        if len(parts) == 3:
+            return {"grader": parts[0], "qrels": parts[1], "measure": parts[2]}
+        if len(parts) == 2:
+            return {"grader": parts[0], "qrels": "-", "measure": parts[1]}
+        return {"grader": p.parent.name or "-", "qrels": "-", "measure": p.stem}
+
+    def cover(self, grader: str, tau: int | str) -> str:
+        """Per-query cover of one grader at threshold ``tau``."""
+        return f"{self.root}/cover/{grader}/cover-{tau}.parquet"
+
+    @property
+    def correlation(self) -> str:
+        return f"{self.root}/correlation.tsv"
+
+    def metrics(self, name: str, suffix: str = ".json") -> str:
+        """The evaluation-server metrics (``retrieval`` / ``generation``; ``.json`` or ``.md``)."""
+        return f"{self.root}/metrics/{name}{suffix}"
+
+    # reports and site
+    def report(self, grader: str, name: str) -> str:
+        """A per-grader report file (``verify.parquet``, ``agreement.tsv``, ...)."""
+        return f"{self.root}/reports/{grader}/{name}"
+
+    def reports(self, name: str) -> str:
+        """A report over all graders (``correlation.tsv``, plots)."""
+        return f"{self.root}/reports/{name}"
+
+    @property
+    def site(self) -> str:
+        return f"{self.root}/site"
+
+    # banks, rubric, calibrated qrels
+    def bank(self, name: str, suffix: str = ".jsonl.gz") -> str:
+        """A generated bank (``.jsonl.gz``), its ``.stats.json`` or ``.failures.jsonl``."""
+        return f"{self.root}/banks/{name}{suffix}"
+
+    def bank_shard(self, name: str, item: str, suffix: str = ".jsonl") -> str:
+        return f"{self.root}/banks/{name}/shards/{item}{suffix}"
+
+    def rubric(self, name: str) -> str:
+        """An LLM-RUBRIC output (``model.pt``, ``evaluation.json``, ``predictions/<name>.parquet``)."""
+        return f"{self.root}/rubric/{name}"
+
+    def calibrated(self, name: str) -> str:
+        """A calibrated-qrels output (``report.json``, ``passages.parquet``, ...)."""
+        return f"{self.root}/calibrated_qrels/{name}"
+
+    @property
+    def calibrated_model(self) -> str:
+        """The model folder fitted on all judgments (``calibrated_qrels.model`` of another experiment)."""
+        return f"{self.root}/calibrated_qrels/model"
+
+    # reproduction of the papers' tables (make reproduce)
+    def reproduction(self, name: str) -> str:
+        """A file of the paper reproduction (``index.md``, ``index.json``, ``index.html``)."""
+        return f"{self.root}/reproduction/{name}"
+
+    def reproduction_table(self, table: str, name: str = "measured.json") -> str:
+        """What the tool measured for one reproduced table (``measured.json``) and that table's own outputs."""
+        return f"{self.root}/reproduction/tables/{table}/{name}"
+
+    # nugget scores of RAG answers (autograde.nuggets)
+    def nugget_table(self, name: str) -> str:
+        """Tables shared by every assessor: ``answers.parquet`` (whole answers), ``importance.parquet`` and
+        ``importance.stats.json``."""
+        return f"{self.root}/nuggets/{name}"
+
+    def nuggets(self, assessor: str, name: str) -> str:
+        """One assessor's merged outputs: ``assignments.parquet``, ``assignments.jsonl`` (TREC RAG format),
+        ``stats.json``, ``failures.jsonl``."""
+        return f"{self.root}/nuggets/{assessor}/{name}"
+
+    def nugget_shard(self, assessor: str, item: str, suffix: str) -> str:
+        """One assessor's shard file: ``.grades.parquet``, ``.stats.json``, ``.failures.jsonl`` (assignment grades),
+        ``.assignments.parquet``, ``.scores.parquet`` (labels and per-answer scores)."""
+        return f"{self.root}/nuggets/{assessor}/shards/{item}{suffix}"

@@ -1,0 +1,175 @@
+"""Agreement and rank-correlation statistics shared by the leaderboards, the reports and the calibration stage.
+
+>>> cohen_kappa([0, 1, 1, 0], [0, 1, 0, 0])
+0.5
+>>> round(cohen_kappa([0, 1, 2], [0, 2, 2], weights="linear"), 4)
+0.6667
+>>> format_p(0.0078125), format_p(1e-05), format_p(0.5), format_p(float("nan"))
+('0.007812', '1e-05', '0.5', '')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from scipy.stats import rankdata
+
+KappaWeights = Literal["linear", "quadratic"] | None
+
+
+def confusion_matrix(a: Sequence[int], b: Sequence[int], labels: Sequence[int] | None = None) -> tuple[np.ndarray, list[int]]:
+    """Counts ``m[i, j]`` of items labelled ``labels[i]`` by ``a`` and ``labels[j]`` by ``b`` (labels sorted)."""
+    if len(a) != len(b):
+        raise ValueError(f"label sequences differ in length: {len(a)} vs {len(b)}")
+    lab = sorted(set(a) | set(b)) if labels is None else list(labels)
+    index = {v: i for i, v in enumerate(lab)}
+    m = np.zeros((len(lab), len(lab)), dtype=np.int64)
+    for x, y in zip(a, b, strict=True):
+        m[index[x], index[y]] += 1
+    return m, lab
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: KappaWeights = None,
+                labels: Sequence[int] | None = None) -> float:
+    """Cohen's kappa of two labelings of the same items (unweighted, or linearly / quadratically weighted).
+
+    Same definition as ``sklearn.metrics.cohen_kappa_score``: disagreement weights ``|i - j|`` (linear) or
+    ``(i - j)^2`` (quadratic) over the positions of the sorted label set. Returns NaN when agreement by chance
+    is total (one label only on both sides), as sklearn does.
+    """
+    m, lab = confusion_matrix(a, b, labels)
+    n = m.sum()
+    if n == 0:
+        return float("nan")
+    k = len(lab)
+    idx = np.arange(k)
+    if weights is None:
+        w = (idx[:, None] != idx[None, :]).astype(float)
+    elif weights == "linear":
+        w = np.abs(idx[:, None] - idx[None, :]).astype(float)
+    elif weights == "quadratic":
+        w = ((idx[:, None] - idx[None, :]) ** 2).astype(float)
+    else:
+        raise ValueError(f"unknown kappa weights {weights!r}; valid: None, 'linear', 'quadratic'")
+    expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / n
+    denom = float((w * expected).sum())
+    if denom == 0.0:
+        return float("nan")
+    return float(1.0 - (w * m).sum() / denom)
+
+
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n, k=1)
+
+
+def kendall_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row of ``scores`` (B x n) against ``truth`` (n; higher = better)."""
+    i, j = _pairs(scores.shape[1])
+    sx = np.sign(scores[:, i] - scores[:, j])
+    sy = np.sign(truth[i] - truth[j])
+    num = (sx * sy).sum(axis=1)
+    den = np.sqrt((sx != 0).sum(axis=1) * float((sy != 0).sum()))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def spearman_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth``."""
+    rx = rankdata(scores, axis=1, method="average")
+    ry = rankdata(truth, method="average")
+    rx = rx - rx.mean(axis=1, keepdims=True)
+    ry = ry - ry.mean()
+    den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx @ ry) / np.where(den > 0, den, 1), np.nan)
+
+
+def tau_ap_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """tau-ap of each row of ``scores`` (the ranking under test, higher = better) against ``truth``
+    (higher = better); ties in a row are broken by column order, ties in ``truth`` are never "better"."""
+    b, n = scores.shape
+    if n < 2:
+        return np.full(b, np.nan)
+    tiebreak = np.broadcast_to(np.arange(n), scores.shape)
+    order = np.lexsort((tiebreak, -scores), axis=-1)  # best first
+    t = truth[order]  # B x n, truth value at each position
+    better = t[:, :, None] > t[:, None, :]  # [b, m, k]: item at m officially better than item at k
+    above = np.tril(np.ones((n, n), dtype=bool), k=-1).T  # [m, k]: m < k
+    c = (better & above[None]).sum(axis=1)[:, 1:]  # for positions k = 1..n-1
+    return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0
+
+
+def format_p(p: float) -> str:
+    """A p-value as text with 4 significant digits (never rounded to 0.0000): ``0.007812``, ``1e-05``; NaN -> ``""``."""
+    return "" if p != p else f"{float(p):.4g}"
+
+
+def ranks_desc(scores: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Ranks with 1 for the highest score, ties sharing their average rank (``rankdata(-score, "average")``)."""
+    return rankdata(-np.asarray(scores, dtype=float), method="average")
+
+
+CorrelationKind = Literal["pearson", "spearman", "kendall"]
+CONSTANT_TOLERANCE = 1e-12
+"""A sequence whose values differ by at most this (relative to their size) is constant: its correlation is NaN."""
+
+
+def is_constant(x: np.ndarray) -> bool:
+    """Whether ``x`` is constant up to floating-point noise (a mean computed in pieces is still a constant)."""
+    if len(x) == 0:
+        return True
+    return float(np.ptp(x)) <= CONSTANT_TOLERANCE * max(1.0, float(np.max(np.abs(x))))
+
+
+def correlation(kind: CorrelationKind, a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Pearson, Spearman or Kendall's tau-b of two paired sequences (scipy's values); NaN when undefined: fewer than
+    two pairs, or either side constant (up to :data:`CONSTANT_TOLERANCE`), where scipy would return noise.
+
+    >>> correlation("pearson", [1, 2, 3], [2, 4, 7]) > 0.98, correlation("kendall", [1, 1, 1], [1, 2, 3])
+    (True, nan)
+    """
+    from scipy import stats
+
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) < 2 or is_constant(x) or is_constant(y):
+        return float("nan")
+    fn = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[kind]
+    return float(fn(x, y)[0])
+
+
+def paired_t_pvalues(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Paired t-test p-values per column of two (queries x measures) arrays (scipy ``ttest_rel``); identical
+    columns give 1, not NaN; fewer than two rows give NaN."""
+    import warnings
+
+    from scipy import stats
+
+    if a.shape[0] < 2:
+        return np.full(a.shape[1], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # scipy warns about precision loss when a column's differences are (nearly) constant; identical
+        # columns are set to 1 below; constant non-zero differences give p close to 0, as they should.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = np.asarray(stats.ttest_rel(a, b, axis=0).pvalue, dtype=np.float64)
+    p[np.all(a == b, axis=0)] = 1.0
+    return p
+
+
+def binary_kappa_counts(tp: np.ndarray, pos: np.ndarray, relevant: int, n: int) -> np.ndarray:
+    """Cohen's kappa of many binary decisions against one binary truth at once, from each decision's
+    true-positive count ``tp`` and positive count ``pos`` (``relevant``: positives of the truth, ``n``: items);
+    NaN where chance agreement is total. Equals :func:`cohen_kappa` on the 0/1 labelings."""
+    fp, fn = pos - tp, relevant - tp
+    tn = n - tp - fp - fn
+    po = (tp + tn) / n
+    pe = (pos * relevant + (n - pos) * (n - relevant)) / float(n) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pe < 1.0, (po - pe) / (1.0 - pe), np.nan)
+
+
+def binary_kappa(decision: np.ndarray, truth: np.ndarray) -> float:
+    """Cohen's kappa of two 0/1 labelings (NaN when chance agreement is total)."""
+    return float(binary_kappa_counts(np.array([np.sum(decision & truth)]), np.array([np.sum(decision)]),
+                                     int(truth.sum()), len(truth))[0])

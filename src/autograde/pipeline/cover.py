@@ -1,0 +1,81 @@
+"""Rubric-Cover / EXAM-Cover: how many of a query's test items a system's top-k passages cover.
+
+For one system and query: cover = |items graded >= tau in any of the system's top-k passages| /
+|items of the query that were graded|; n-cover divides instead by the items that ANY pooled passage
+covers. A system's score is the mean over queries with its standard error (sample stdev / sqrt(n)).
+
+Matches the workbench's ``compute_exam_cover_scores`` on the same graded file:
+
+- a query whose pool covers none of its items has n-cover 0 and is kept in the mean (the workbench's
+  ``frac`` returns 0 for a zero denominator);
+- a query where the system's top-k holds no graded passage (no row in the grades table: the passage is
+  not in the pool) is skipped under ``missing_queries="skip"`` (the workbench never sees the system for
+  that query) and scores 0 under ``"zero"``; a query the system returned nothing for is treated alike;
+- the top-k is taken in trec_eval order (score desc, doc id desc); ``export-workbench`` writes that rank,
+  so the workbench's rank cut-off selects the same passages.
+
+>>> import pandas as pd
+>>> grades = pd.DataFrame({"query_id": ["q"] * 4, "passage_id": ["a", "a", "b", "b"],
+...                        "item_id": ["i1", "i2", "i1", "i2"], "grade": [5, 0, 0, 0]})
+>>> rankings = pd.DataFrame({"run": ["s"], "query_id": ["q"], "passage_id": ["a"], "score": [1.0]})
+>>> cover_per_query(grades, rankings, threshold=4, depth=20)[["run", "cover", "ncover"]].values.tolist()
+[['s', 0.5, 1.0]]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import pandas as pd
+
+from autograde.core.errors import InvalidValueError
+from autograde.io.trec import trec_ranked
+
+MissingPolicy = Literal["skip", "zero"]
+
+
+def cover_per_query(grades: pd.DataFrame, rankings: pd.DataFrame, threshold: int, depth: int,
+                    missing_queries: MissingPolicy = "skip") -> pd.DataFrame:
+    """Per (run, query): covered items, cover and n-cover; columns run, query_id, covered, items, pool_covered, cover, ncover."""
+    ok = grades.dropna(subset=["grade"])
+    items = ok.groupby("query_id")["item_id"].nunique()
+    hits = ok[ok["grade"] >= threshold][["query_id", "passage_id", "item_id"]]
+    pool_cov = hits.groupby("query_id")["item_id"].nunique()
+    top = trec_ranked(rankings)
+    top = top[top["trec_rank"] <= depth][["run", "query_id", "passage_id"]]
+    covered = top.merge(hits, on=["query_id", "passage_id"]).groupby(["run", "query_id"])["item_id"].nunique()
+    graded = grades[["query_id", "passage_id"]].drop_duplicates()
+    present = top.merge(graded, on=["query_id", "passage_id"])[["run", "query_id"]].drop_duplicates()
+    if missing_queries == "zero":
+        runs = rankings["run"].unique()
+        present = pd.MultiIndex.from_product([runs, items.index], names=["run", "query_id"]).to_frame(index=False)
+    elif missing_queries != "skip":
+        raise InvalidValueError(f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}")
+    rows = []
+    for run, q in present.itertuples(index=False):
+        if q not in items.index:
+            continue  # no graded items for this query: nothing to cover
+        c = int(covered.get((run, q), 0))
+        pc = int(pool_cov.get(q, 0))
+        rows.append((run, q, c, int(items[q]), pc, c / items[q], c / pc if pc else 0.0))
+    return pd.DataFrame(rows, columns=["run", "query_id", "covered", "items", "pool_covered", "cover", "ncover"])
+
+
+def _mean_stderr(values: pd.Series) -> tuple[float, float, int]:
+    v = values.dropna()
+    n = len(v)
+    if n == 0:
+        return math.nan, math.nan, 0
+    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0, n
+
+
+def cover_leaderboard(per_query: pd.DataFrame, measure: Literal["cover", "ncover"]) -> pd.DataFrame:
+    """Mean over queries with standard error, best first: rank, run, score, stderr, n_queries."""
+    from scipy.stats import rankdata
+
+    rows = [(run, *_mean_stderr(g[measure])) for run, g in per_query.groupby("run", sort=True)]
+    lb = pd.DataFrame(rows, columns=["run", "score", "stderr", "n_queries"])
+    lb["rank"] = rankdata(-lb["score"].fillna(-1).to_numpy(), method="average")
+    lb = lb.sort_values(["rank", "run"], kind="mergesort")
+    return lb[["rank", "run", "score", "stderr", "n_queries"]].reset_index(drop=True)

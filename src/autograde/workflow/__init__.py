@@ -1,0 +1,1 @@
+"""The application layer of the workflow: the context the Snakefile builds, the checks before any job, pre-flight checks and the run plan."""

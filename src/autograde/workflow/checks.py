@@ -1,0 +1,264 @@
+"""Check everything a run will read, before any job starts (``autograde validate`` and the workflow's DAG build).
+
+The config model already checked the keys and value types; here the checks that need files or the prompt
+registry: queries, runs, answers, qrels, the official leaderboard, banks, the corpus text of every pooled
+passage, custom prompt files and prompt classes, generation data, grade thresholds against each grader's grade
+range, the significance baseline, the cache folder, local model paths, and globs that match nothing. Every
+problem is collected and raised together as one :class:`~autograde.core.errors.InputError` (``file:line: problem
+(fix: ...)``).
+
+The workflow runs the same checks when it builds its DAG. A successful check of the same config and unchanged
+input files (path, size, modification time) is remembered under ``<cache_dir>/checks/``, so a rerun does not
+read a large corpus again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from autograde.config.checks import check_config, grade_range
+from autograde.config.experiment import ConfigSource
+from autograde.core.errors import AutogradeError, Problems
+from autograde.core.ids import content_hash
+from autograde.core.log import logger
+from autograde.core.paths import expand_globs
+
+if TYPE_CHECKING:
+    from autograde.config.model import Config
+    from autograde.io.banks.model import Bank
+    from autograde.pipeline.ingest import Inputs
+
+MIN_SHARED_SYSTEMS = 3
+"""Fewest systems the official leaderboard and the experiment must share for a rank correlation."""
+
+__all__ = ["CheckReport", "check_experiment", "grade_range"]
+
+
+@dataclass
+class CheckReport:
+    """What the checks read: counts for ``autograde validate`` (and whether they came from the stamp)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    from_stamp: bool = False
+    inputs: Inputs | None = None
+    """The checked inputs (not when the result came from the stamp)."""
+    dataset: dict[str, Any] | None = None
+    """``data.dataset``: its counts and whether its files are local (:func:`autograde.io.irds.dataset_report`)."""
+
+
+def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, problems: Problems) -> None:
+    """The significance baseline is one of the systems."""
+    baseline = config.metrics.significance.baseline
+    if not baseline or inputs is None or inputs.rankings.empty:
+        return
+    systems = set(inputs.rankings["run"])
+    if baseline not in systems:
+        import difflib
+
+        close = difflib.get_close_matches(baseline, sorted(systems), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        problems.add(*src.locate(("metrics", "significance", "baseline")),
+                     f"metrics.significance.baseline {baseline!r} is not a system",
+                     f"{hint}name one of {', '.join(sorted(systems)[:10])}{' ...' if len(systems) > 10 else ''}, "
+                     "or null for no p-values")
+
+
+def check_pool_text(config: Config, inputs: Inputs, problems: Problems) -> int:
+    """Every passage the pool will grade has text (the corpus is read for exactly those ids). Returns the pool size."""
+    from autograde.core.errors import InputError
+    from autograde.io.irds import DatasetNotLocalError
+    from autograde.pipeline.pool import build_pool
+
+    try:
+        pool = build_pool(config, inputs.rankings, inputs.judgments, inputs.answer_passages, download=False)
+    except InputError as exc:
+        problems.items.extend(exc.problems)
+        return 0
+    except DatasetNotLocalError as exc:
+        logger.warning("%s: the pooled passages' texts are not checked", exc)
+        return 0
+    return len(pool)
+
+
+def check_generation(config: Config, problems: Problems) -> None:
+    """The generation-metrics data file reads."""
+    if not config.data.generation:
+        return
+    from autograde.metrics.generation import read_generation_data
+
+    g = config.metrics.generation
+    try:
+        read_generation_data(config.data.generation, g.gold_key, g.pred_key)
+    except AutogradeError as exc:
+        problems.items.extend(getattr(exc, "problems", []))
+
+
+def check_official_leaderboard(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> None:
+    """The official leaderboard shares at least :data:`MIN_SHARED_SYSTEMS` systems with the experiment; systems
+    on one side only are named in a warning (they take no part in the correlation)."""
+    path = config.data.official_leaderboard
+    if not path or inputs.rankings.empty:
+        return
+    from autograde.pipeline.ingest import read_official_leaderboard
+
+    official = read_official_leaderboard(path, Problems())  # its format problems come from ingest
+    if not official:
+        return
+    systems = set(inputs.rankings["run"])
+    shared = systems & set(official)
+    if len(shared) < MIN_SHARED_SYSTEMS:
+        problems.add(path, None, f"the official leaderboard shares {len(shared)} system(s) with the experiment "
+                     f"({', '.join(sorted(shared)) or 'none'}; it names {', '.join(sorted(official)[:6])}"
+                     f"{' ...' if len(official) > 6 else ''}; the experiment has {', '.join(sorted(systems)[:6])}"
+                     f"{' ...' if len(systems) > 6 else ''}); a rank correlation needs at least {MIN_SHARED_SYSTEMS}",
+                     "name the systems by their run tags in the leaderboard, or remove data.official_leaderboard")
+        return
+    only_official = sorted(set(official) - systems)
+    only_ours = sorted(systems - set(official))
+    if only_official:
+        logger.warning("%s: %d system(s) of the official leaderboard are not in the experiment and are left out "
+                       "of the correlation: %s", path, len(only_official), ", ".join(only_official[:10]))
+    if only_ours:
+        logger.warning("%s: %d system(s) of the experiment are not on the official leaderboard and are left out "
+                       "of the correlation: %s", path, len(only_ours), ", ".join(only_ours[:10]))
+
+
+def check_gold_answers(config: Config, banks: dict[str, Bank], src: ConfigSource, problems: Problems) -> None:
+    """A grader whose prompt checks answers against the answer key has gold answers for every item."""
+    from autograde.grading.prompts import get_prompt
+
+    for g in config.graders:
+        if g.backend == "embedded" or not g.prompt_class or g.bank not in banks:
+            continue
+        try:
+            prompt = get_prompt(g.prompt_class)
+        except AutogradeError:
+            continue  # reported by the prompt checks
+        if prompt.answer_check != "answer_key" and prompt.kind != "verification":
+            continue
+        bank = banks[g.bank]
+        lacking = [it for it in bank.items if not it.gold_answers]
+        for it in lacking[:20]:
+            problems.add(config.banks[g.bank], bank.lines.get(it.query_id), f"item {it.item_id} of query "
+                         f"{it.query_id!r} has no gold answers, but grader {g.name!r} ({prompt.config_name}) grades "
+                         "against the answer key", "give the item \"gold_answers\": [...], remove it, or grade this "
+                         "bank with a prompt without an answer key")
+        if len(lacking) > 20:
+            problems.add(config.banks[g.bank], None, f"... and {len(lacking) - 20} more items without gold answers")
+
+
+def check_citations(config: Config, problems: Problems) -> None:
+    """Citations of generated answers point into their references, and the cited doc ids have corpus text.
+
+    Citations are not graded (the answer text is): an unknown cited doc id is a warning naming the file and line.
+    """
+    from autograde.io.answers import answer_citations
+
+    cited: dict[str, tuple[str, int]] = {}
+    for path in expand_globs(config.data.answers):
+        for doc_id, line in answer_citations(path, problems).items():
+            cited.setdefault(doc_id, (path, line))
+    if not cited or not (config.data.corpus or config.data.dataset):
+        return
+    from autograde.corpus.passages import lookup_passages, passage_source
+    from autograde.io.irds import DatasetNotLocalError
+
+    try:
+        found = lookup_passages(config, set(cited), Problems(), download=False)  # by id: never a scan
+    except DatasetNotLocalError:
+        return
+    missing = sorted(set(cited) - set(found))
+    by_file: dict[str, list[str]] = {}
+    for doc_id in missing:
+        by_file.setdefault(cited[doc_id][0], []).append(doc_id)
+    for path, ids in by_file.items():
+        lines = sorted({cited[d][1] for d in ids})
+        logger.warning("%s:%d: %d cited doc id(s) are not in the corpus (%s): %s%s; citations are not graded (the "
+                       "answer text is), so they are only reported", path, lines[0], len(ids),
+                       passage_source(config), ", ".join(ids[:10]), " ..." if len(ids) > 10 else "")
+
+
+def input_files(config: Config) -> list[str]:
+    """Every file a run reads (for the check stamp)."""
+    files = [*([config.data.queries] if config.data.queries else []), *expand_globs(config.data.runs), *expand_globs(config.data.answers),
+             *expand_globs(config.data.corpus), *config.banks.values()]
+    files += [p for p in (config.data.qrels, config.data.official_leaderboard, config.data.generation) if p]
+    files += [str(g.options["custom_prompts"]) for g in config.graders if g.options.get("custom_prompts")]
+    return files
+
+
+def _stamp_path(config: Config) -> Path:
+    def stat(p: str) -> Any:
+        try:
+            st = Path(p).stat()
+            return [p, st.st_size, st.st_mtime_ns]
+        except OSError:
+            return [p, None, None]
+
+    key = content_hash({"config": config.model_dump(mode="json"), "files": [stat(p) for p in input_files(config)],
+                        "cwd": os.getcwd()}, 32)
+    return Path(config.grading.cache_dir) / "checks" / f"{key}.json"
+
+
+def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False) -> CheckReport:
+    """Run every check; raise one :class:`InputError` with all problems. ``cached``: skip when unchanged.
+
+    ``source`` is the config file (or its :class:`~autograde.config.experiment.ConfigSource`), so that problems of
+    config keys name their line.
+    """
+    src = ConfigSource.of(source)
+    stamp = _stamp_path(config) if cached else None
+    if stamp is not None and stamp.is_file():
+        try:
+            return CheckReport(json.loads(stamp.read_text()), from_stamp=True)
+        except (OSError, ValueError):
+            pass
+    from autograde.io.banks.read import read_banks
+    from autograde.io.queries import read_queries
+    from autograde.pipeline.ingest import ingest
+
+    dataset = None
+    if config.data.dataset:
+        from autograde.io.irds import DatasetNotLocalError, dataset_report, resolve_dataset
+
+        dataset = dataset_report(config.data)
+        try:
+            config = resolve_dataset(config, download=False)
+        except DatasetNotLocalError as exc:
+            logger.warning("%s: %s checked its config only (run it again once the files are local)", exc, src.path)
+            return CheckReport({}, dataset=dataset)
+    problems = Problems()
+    check_config(config, src, problems)
+    queries = read_queries(config.data.queries_file, Problems())  # its problems come from ingest below
+    from autograde.banks.checks import check_bank_generation
+    from autograde.config.banks import banks_read_at_parse_time
+
+    check_bank_generation(config, queries or None, problems, src)
+    banks = read_banks(banks_read_at_parse_time(config), problems, queries or None, config.data.queries_file)
+    check_gold_answers(config, banks, src, problems)
+    inputs = ingest(config, problems)
+    check_baseline(config, inputs, src, problems)
+    check_official_leaderboard(config, inputs, src, problems)
+    check_generation(config, problems)
+    check_citations(config, problems)
+    from autograde.nuggets.checks import check_nuggets
+
+    check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
+    pool = check_pool_text(config, inputs, problems) if not problems else 0
+    problems.raise_if_any()
+    counts = {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
+              "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool,
+              **{f"bank_{k}": len(b.items) for k, b in banks.items()}}
+    if stamp is not None:
+        try:
+            from autograde.core.text import atomic_write_text
+
+            atomic_write_text(stamp, json.dumps(counts, sort_keys=True) + "\n")
+        except OSError as exc:  # a read-only cache only costs the next run the checks again
+            logger.debug("could not write the check stamp %s: %s", stamp, exc)
+    logger.info("%s: every input checked (%s)", src.path, ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return CheckReport(counts, inputs=inputs, dataset=dataset)
