@@ -136,7 +136,7 @@ def _transfer(cfg_a: Path, cfg_b: Path, seed: int, out: Path) -> dict:
 
 def _pooled(reports: list[dict], title: str) -> str:
     """Table 1 over the seeds (each seed its own split) and the network vs judge-mean test per seed."""
-    from autograde.rubric.table1 import markdown_table
+    from autograde.rubric.table1 import table1_markdown
 
     t1 = {k: v for k, v in reports[0]["table1"].items()}
     systems = t1["systems"]
@@ -148,7 +148,7 @@ def _pooled(reports: list[dict], title: str) -> str:
                    for m in ("rmse", "pearson", "spearman", "kendall")} for s in systems}
     table = {**t1, "seeds": seeds, "summary": summary, "marks": {"rmse": {}, "pearson": {}},
              "rows": round(float(np.mean([r["table1"]["rows"] for r in reports])))}
-    lines = [markdown_table(table, title).replace("in every seed, for RMSE and Pearson", "(marks per seed below)"),
+    lines = [table1_markdown(table, title).replace("in every seed, for RMSE and Pearson", "(marks per seed below)"),
              "| seed | test annotations | unseen-judge annotations | network Pearson | judge mean Pearson | "
              "network RMSE | judge mean RMSE | p (squared error) | p (Pearson) |", "|---|---|---|---|---|---|---|---|---|"]
     for r, sc in zip(reports, scores, strict=True):

@@ -1,4 +1,4 @@
-# LLM-RUBRIC (seed 004): the judge-personalized calibration network (fit, cross-validated evaluation,
+# LLM-RUBRIC (Hashemi et al., ACL 2024): the judge-personalized calibration network (fit, cross-validated evaluation,
 # predictions for new texts). Logic: autograde.rubric (stage functions in autograde.rubric.stages; what the rules
 # read from the config in autograde.rubric.workflow, which loads no training code at parse time).
 # The config sections travel as params, so editing one reruns exactly the rules that read it.

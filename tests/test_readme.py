@@ -11,14 +11,14 @@ from pathlib import Path
 
 from helpers import REPO
 
-from autograde.config.reference import END, START, markdown_table
+from autograde.config.reference import END, START, reference_markdown
 
 
 def test_readme_config_table_is_up_to_date() -> None:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     assert START in text and END in text
     current = text.split(START, 1)[1].split(END, 1)[0].strip("\n")
-    assert current == markdown_table().strip("\n"), (
+    assert current == reference_markdown().strip("\n"), (
         "README.md's config table is stale: run python -m autograde.config.reference --write README.md")
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from helpers import REPO
 
+from autograde import LAYERS
+
 PACKAGE = REPO / "src" / "autograde"
 MAX_LINES = 450
 ONE_CONCERN_BUT_LONG = {
@@ -106,8 +108,104 @@ def test_no_import_cycle_among_autograde_modules() -> None:
     assert cycle is None, " -> ".join(cycle or [])
 
 
-def test_config_never_imports_the_backends() -> None:
-    assert not {m for m in runtime_imports(PACKAGE / "config.py") if m.startswith("autograde.grading")}
+RANK = {pkg: i for i, (_, pkgs, _) in enumerate(LAYERS) for pkg in pkgs}
+"""Layer of each package (:data:`autograde.LAYERS`, lowest first: a module imports at run time only its own layer and
+those below; a new package joins a layer there)."""
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_module_is_in_a_layer() -> None:
+    """No module at the package root (but ``__init__``); every package belongs to one layer."""
+    root = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    assert not root, f"modules at the package root have no layer; move them into a package: {root}"
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert not packages - set(RANK), f"put these packages into a layer of LAYERS: {sorted(packages - set(RANK))}"
+
+
+def test_layer_order() -> None:
+    """Foundations, sources, pipeline stages, config and checks, features, application: imports only go down."""
+    up = [f"{a} -> {b}" for a, bs in graph().items() for b in bs
+          if package_of(b) in RANK and package_of(a) in RANK and RANK[package_of(b)] > RANK[package_of(a)]]
+    assert not up, "imports from a higher layer (move the code down, or pass the value in): " + "; ".join(sorted(up))
+
+
+def test_no_package_cycles() -> None:
+    """Packages of one layer may import each other in one direction only."""
+    edges: dict[str, set[str]] = {}
+    for a, bs in graph().items():
+        for b in bs:
+            if package_of(a) != package_of(b):
+                edges.setdefault(package_of(a), set()).add(package_of(b))
+    cycle = find_cycle(edges)
+    assert cycle is None, "package cycle: " + " -> ".join(cycle or [])
+
+
+def _defined_names(path: Path) -> set[str]:
+    """Names a module defines at its top level (functions, classes, assignments, also under if/try)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+
+    def targets(node: ast.AST) -> None:
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Tuple | ast.List):
+            for elt in node.elts:
+                targets(elt)
+
+    for top in tree.body:
+        for node in ([top] if not isinstance(top, ast.If | ast.Try) else list(ast.walk(top))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    targets(t)
+            elif isinstance(node, ast.AnnAssign):
+                targets(node.target)
+    return names
+
+
+def test_one_import_path_per_public_name() -> None:
+    """A name is imported from the module that defines it, never through another module that imports it."""
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    defined = {m: _defined_names(p) for m, p in modules.items()}
+    bad = []
+    for root in (PACKAGE, REPO / "tests", REPO / "scripts", REPO / "benchmarks", REPO / "tools"):
+        for p in root.rglob("*.py"):
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and not node.level and node.module in defined:
+                    bad += [f"{p.relative_to(REPO)}:{node.lineno}: {a.name} from {node.module}" for a in node.names
+                            if a.name not in defined[node.module] and f"{node.module}.{a.name}" not in modules]
+    assert not bad, "import these from the module that defines them: " + "; ".join(bad)
+
+
+PROTOCOL_NAMES = {
+    "Options": "every backend module's options model (grading/registry.py loads it by module)",
+    "make_grader": "every backend module's factory (and the registry's dispatcher)",
+    "make_backend": "every LLM backend module's factory (and the registry's dispatcher)",
+    "register": "every CLI module adds its commands (cli/__init__.py lists the modules)",
+    "main": "entry points of modules run as programs",
+    "T": "a TypeVar",
+}
+"""Public names that several modules define on purpose: a protocol each of them implements."""
+PROTOCOL_PREFIXES = ("cmd_", "run_")
+"""CLI command handlers (``cmd_<command>``) and stage functions over files (``run_<stage>``) of each feature."""
+
+
+def test_one_definition_per_public_name() -> None:
+    """A public name is defined once in the package (two definitions are two copies of a concept that drift), unless
+    it is a protocol several modules implement."""
+    where: dict[str, list[str]] = {}
+    for p in PACKAGE.rglob("*.py"):
+        for name in _defined_names(p):
+            if not name.startswith("_") and name != "__all__":
+                where.setdefault(name, []).append(module_name(p))
+    twice = {n: ms for n, ms in where.items() if len(ms) > 1 and n not in PROTOCOL_NAMES
+             and not n.startswith(PROTOCOL_PREFIXES)}
+    assert not twice, f"defined in several modules (keep one, import it elsewhere): {twice}"
 
 
 def test_no_oversized_module() -> None:
@@ -211,3 +309,212 @@ def test_every_cli_option_has_help_and_no_markup() -> None:
     assert not missing, f"options without help text: {missing}"
     assert not no_description, f"commands without a description: {no_description}"
     assert not markup, f"reStructuredText in --help: {sorted(set(markup))}"
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {module_name(p): ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return out
+
+
+def test_config_never_imports_a_backend_module() -> None:
+    """Validating a config needs no torch, vLLM or openai: the config layer reaches backends through the registry."""
+    from autograde.grading.registry import BACKENDS
+
+    backend_modules = {b.module for b in BACKENDS.values()}
+    bad = {m: _imported(t) & backend_modules for m, t in _modules().items() if m.startswith("autograde.config")}
+    assert not {m: b for m, b in bad.items() if b}, bad
+
+
+def _backend_literals(tree: ast.Module) -> list[int]:
+    """Lines comparing a value with a backend name, or declaring a set/Literal of backend names."""
+    from autograde.grading.registry import BACKEND_NAMES
+
+    names = set(BACKEND_NAMES)
+
+    def is_name(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return bool(node.elts) and all(is_name(e) for e in node.elts)
+        return False
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(is_name(c) for c in [node.left, *node.comparators]):
+            out.append(node.lineno)
+        elif isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "Literal" and is_name(node.slice):
+            out.append(node.lineno)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("frozenset", "set") and node.args \
+                and is_name(node.args[0]):
+            out.append(node.lineno)
+    return out
+
+
+def test_backend_names_only_in_the_registry() -> None:
+    """Code asks the registry what a backend can do (``backend(name).gpu``); only the registry (and each backend
+    module, about itself) names them."""
+    from autograde.grading.registry import BACKENDS
+
+    allowed = {"autograde.grading.registry"} | {b.module for b in BACKENDS.values()}
+    bad = {m: lines for m, t in _modules().items() if m not in allowed and (lines := _backend_literals(t))}
+    for script in (REPO / "scripts").glob("*.py"):
+        if lines := _backend_literals(ast.parse(script.read_text(encoding="utf-8"))):
+            bad[str(script.relative_to(REPO))] = lines
+    assert not bad, f"compare with the registry's capabilities instead of backend names: {bad}"
+
+
+STATISTICS_LIBRARIES = ("scipy.stats", "scipy", "sklearn.metrics", "krippendorff", "ppi_py", "statsmodels")
+"""Where statistics come from; imported by :mod:`autograde.core.stats` only (``scipy`` counts as ``from scipy import
+stats``; other scipy modules are not statistics)."""
+
+
+def test_statistics_only_in_stats() -> None:
+    bad = {}
+    for m, tree in _modules().items():
+        if m == "autograde.core.stats":
+            continue
+        hits = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in STATISTICS_LIBRARIES:
+                if node.module != "scipy" or any(a.name == "stats" for a in node.names):
+                    hits.add(node.module)
+            elif isinstance(node, ast.Import):
+                hits.update(a.name for a in node.names if a.name in STATISTICS_LIBRARIES and a.name != "scipy")
+        if hits:
+            bad[m] = sorted(hits)
+    assert not bad, f"put the statistic into autograde.core.stats (with its reference in a test): {bad}"
+
+
+def test_threads_only_in_runtime() -> None:
+    """One thread control (:mod:`autograde.core.runtime`): torch, OpenMP and BLAS threads are set nowhere else."""
+    bad = []
+    for p in PACKAGE.rglob("*.py"):
+        if module_name(p) == "autograde.core.runtime":
+            continue
+        text = p.read_text(encoding="utf-8")
+        bad += [f"{module_name(p)}: {s}" for s in ("set_num_threads(", "threadpoolctl", "OMP_NUM_THREADS",
+                                                    "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS") if s in text]
+    assert not bad, bad
+
+
+LAYOUT_FOLDERS = {"ingest", "pool", "grades", "qrels", "eval", "leaderboards", "cover", "metrics", "reports", "site",
+                  "banks", "rubric", "calibrated_qrels", "reproduction", "nuggets", "corpus-index", "generations",
+                  "checks", "datasets"}
+"""Folder names of the results and cache layouts (:mod:`autograde.core.layout`)."""
+
+
+def _path_literals(tree: ast.Module) -> list[str]:
+    """``x / "grades"`` joins with a layout folder, and literal paths under results/ or cache/ (messages, which
+    hold spaces, and docstrings are text, not paths)."""
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+                and node.right.value in LAYOUT_FOLDERS:
+            out.append(f"line {node.lineno}: / {node.right.value!r}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                and " " not in node.value and node.value.startswith(("results/", "cache/")):
+            out.append(f"line {node.lineno}: {node.value!r}")
+    return out
+
+
+def test_no_results_or_cache_paths_outside_the_layout() -> None:
+    """Every path under results/ and cache/ comes from :class:`autograde.core.layout.Layout` or
+    :class:`~autograde.core.layout.CacheLayout`."""
+    bad = {m: lines for m, t in _modules().items() if m != "autograde.core.layout" and (lines := _path_literals(t))}
+    assert not bad, f"build these paths with autograde.core.layout: {bad}"
+
+
+def test_cache_folders_are_the_layouts() -> None:
+    """The cache's folders are those :data:`autograde.core.layout.CACHE_FOLDERS` documents (and says what deleting
+    each costs)."""
+    from autograde.core.layout import CACHE_FOLDERS
+
+    names = [f.name for f in CACHE_FOLDERS]
+    assert len(names) == len(set(names)) and all(f.holds and f.delete for f in CACHE_FOLDERS)
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert all(f"`{n}/`" in text for n in names), "docs/architecture.md lists every cache folder"
+
+
+def _smk_rules() -> dict[str, str]:
+    """rule name -> its text, from rules/*.smk."""
+    import re
+
+    out = {}
+    for p in (REPO / "rules").glob("*.smk"):
+        for m in re.finditer(r"^ *rule (\w+):\n((?:(?: {4,}.*)?\n)*)", p.read_text(encoding="utf-8"), re.M):
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_every_model_job_goes_through_the_scaffolding() -> None:
+    """A rule that runs a model takes its resources from :class:`autograde.pipeline.jobs.ModelJobs` (never a
+    hand-written ``gpu=``), and its script runs through :func:`autograde.pipeline.jobs.run_model_job` (GPU guard,
+    vLLM environment); nothing else starts the vLLM environment."""
+    import re
+
+    rules = _smk_rules()
+    model_rules = {r: body for r, body in rules.items() if ".resources()" in body}
+    assert {"grade", "generate_bank", "nugget_importance", "assign_nuggets"} <= set(model_rules)
+    hand = [r for r, body in rules.items() if re.search(r"^\s+gpu\s*=", body, re.M)]
+    assert not hand, f"rules that size GPU jobs by hand (use ModelJobs): {hand}"
+    for rule, body in model_rules.items():
+        script = re.search(r'"\.\./scripts/(\w+\.py)"', body)
+        assert script, rule
+        assert "run_model_job(" in (REPO / "scripts" / script.group(1)).read_text(encoding="utf-8"), rule
+    starters = {m for m, t in _modules().items() if {"autograde.grading.vllm_env.run_cli_in_vllm_env",
+                                                       "autograde.grading.vllm_env.run_in_vllm_env"} & _imported(t)}
+    assert starters <= {"autograde.pipeline.jobs"}, starters
+
+
+INTERNAL_WORDS = (r"(?i)\bseed 00[0-9]\b", r"shared/seeds", r"(?i)\bissue #?[0-9]+", r"\bTODO\b", r"\bFIXME\b",
+                  r"\bXXX\b")
+"""Words of our development, not of the user's world: never in docstrings, help or messages (regular expressions)."""
+
+
+def test_no_internal_names_in_user_text() -> None:
+    import re
+
+    bad = []
+    for p in [*PACKAGE.rglob("*.py"), *(REPO / "scripts").glob("*.py"), *(REPO / "rules").glob("*.smk"),
+              *(REPO / "config").rglob("*.yaml")]:
+        text = p.read_text(encoding="utf-8")
+        bad += [f"{p.relative_to(REPO)}: {m.group(0)!r}" for w in INTERNAL_WORDS for m in re.finditer(w, text)]
+    assert not bad, bad
+
+
+SHARED_OPTIONS = ("--config", "--threads", "--shard", "--digest")
+
+
+def test_shared_cli_options_are_defined_once() -> None:
+    """Options every command group shares are declared in autograde/cli/common.py, with one meaning each."""
+    bad = []
+    for p in (PACKAGE / "cli").glob("*.py"):
+        if p.name == "common.py":
+            continue
+        text = p.read_text(encoding="utf-8")
+        bad += [f"{p.name}: {o}" for o in SHARED_OPTIONS if f'add_argument("{o}"' in text]
+    assert not bad, f"use add_config_option / add_threads_option / add_shard_options: {bad}"
+
+
+def test_the_architecture_map_is_current() -> None:
+    """docs/architecture.md (layers, the one place of each concept, every module, the cache and results layouts)
+    is what tools/architecture.py generates from the package today."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, str(REPO / "tools" / "architecture.py"), "--check"], capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr

@@ -33,7 +33,7 @@ from autograde.metrics.generation import (
     UnicodeRougeTokenizer,
     evaluate_generation,
     generation_markdown,
-    normalize_text,
+    normalize_answer,
     read_generation_data,
     score_item,
 )
@@ -83,7 +83,7 @@ def test_documented_fixes(golds: list[str], pred: str, tok: str, empty: str, exp
     ("Theatre and Anatomy", "theatre and anatomy"),  # articles only as whole words
 ])
 def test_normalize_text(text: str, normalized: str) -> None:
-    assert normalize_text(text) == normalized
+    assert normalize_answer(text) == normalized
 
 
 def test_unicode_tokenizer_matches_reference_on_ascii() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from helpers import TEST_DATA
 from nuggetizer_helpers import NUGGETIZER_VERSION, reference_scores
 
-from autograde.metrics.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
+from autograde.grading.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.nuggets.interchange import compare_scores, read_assignments, read_reference_scores, reference_lines
 
 HAND_MADE = TEST_DATA / "nuggets" / "assignments.jsonl"

@@ -23,10 +23,10 @@ from vllm_helpers import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_gguf,
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest
 from autograde.grading.llm_grader import LLMGrader
+from autograde.grading.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.grading.prompts import get_prompt, render
 from autograde.grading.registry import make_grader
 from autograde.io.banks.read import read_bank
-from autograde.metrics.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 
 torch.set_num_threads(1)
 

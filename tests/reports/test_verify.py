@@ -7,7 +7,7 @@ import json
 import pandas as pd
 from helpers import shared_data
 
-from autograde.reports.verify import missing_in_bank, passage_labels, spurious_entries, verify_lists
+from autograde.reports.verify import missing_in_bank, passage_label_table, spurious_entries, verify_lists
 
 # query q: items i1, i2, i3. Passages: a (judged 2), b (judged 0), c (judged 0), d (unjudged), e (judged 3,
 # every grade failed). Grades: a = 5, 2, 0; b = 4, 4, 1; c = 0, 4, 0; d = 3, 3, 3; e = failed x 3.
@@ -26,7 +26,7 @@ ITEMS = pd.DataFrame([("q", "i1", "Who?"), ("q", "i2", "When?"), ("q", "i3", "Wh
 
 
 def test_passage_labels_are_the_grid_rows() -> None:
-    lab = passage_labels(GRADES, JUDGMENTS, [4, 3]).set_index("passage_id")
+    lab = passage_label_table(GRADES, JUDGMENTS, [4, 3]).set_index("passage_id")
     assert list(lab.columns) == ["query_id", "judgment", "max_grade", "n_items", "n_failed", "count_ge_3", "count_ge_4"]
     got = {p: (r.judgment, r.max_grade, r.count_ge_3, r.count_ge_4, r.n_items, r.n_failed) for p, r in lab.iterrows()}
     na = pd.NA
@@ -46,7 +46,7 @@ def test_verify_lists_sorted_by_grade_then_judgment() -> None:
 
 
 def test_missing_in_bank_per_threshold() -> None:
-    lab = passage_labels(GRADES, JUDGMENTS, [4, 5])
+    lab = passage_label_table(GRADES, JUDGMENTS, [4, 5])
     m = missing_in_bank(lab, GRADES, [4, 5], relevant_level=2)
     # tau 4: a reaches 5 -> not missing; e (judged 3) has no usable grade -> listed. tau 5: same (a has 5).
     assert m[["threshold", "passage_id", "judgment", "best_item_id"]].astype(object).where(m.notna(), None
@@ -94,7 +94,7 @@ def test_seed000_section6_spurious_questions_reproduced_exactly() -> None:
 def test_seed000_section6_no_relevant_passage_missing_at_tau_4() -> None:
     """"To detect when the test bank is missing important entries ... Such passages do not exist for this query."""
     grades, judgments, _items = _grid_full()
-    labels = passage_labels(grades, judgments, [4, 5])
+    labels = passage_label_table(grades, judgments, [4, 5])
     missing = missing_in_bank(labels, grades, [4, 5], relevant_level=2)
     assert int((missing["threshold"] == 4).sum()) == 0
     assert int((missing["threshold"] == 5).sum()) == 22  # at tau 5 the bank misses 22 of the 36 relevant passages
@@ -102,7 +102,7 @@ def test_seed000_section6_no_relevant_passage_missing_at_tau_4() -> None:
 
 def test_grid_full_labels_match_the_data_readme_and_notes() -> None:
     grades, judgments, _items = _grid_full()
-    labels = passage_labels(grades, judgments, [4])
+    labels = passage_label_table(grades, judgments, [4])
     assert len(labels) == 310 and int(labels["judgment"].notna().sum()) == 234
     judged_high = labels["judgment"].notna() & (labels["max_grade"] >= 4)
     assert int(judged_high.sum()) == 219  # NOTES: "219 of 234 passages get >= 4 on some question"

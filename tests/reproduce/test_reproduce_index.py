@@ -16,7 +16,7 @@ from autograde.reproduce.compare import DIFFERS, NOT_COMPUTED, SAME, compare_pap
 from autograde.reproduce.config import ReproduceConfig, load_plan
 from autograde.reproduce.measured import Measurement, Value, read_measurement, write_measurement
 from autograde.reproduce.papers import PaperFile, load_paper
-from autograde.reproduce.stages import build_index, measured_path, run_table
+from autograde.reproduce.stages import build_reproduction_index, measured_path, run_table
 
 PAPERS = REPO / "config" / "reproduce" / "papers"
 
@@ -103,7 +103,7 @@ def test_a_missing_input_is_named_with_its_source_and_the_other_tables_still_bui
     assert real.status == "input missing" and real.values == []
     assert f"input missing: the real dialogues' judges' answers ({absent / 'human.tsv'}), from microsoft/LLM-Rubric" \
         in real.message
-    doc = build_index(plan, "test plan")
+    doc = build_reproduction_index(plan, "test plan")
     states = {t["id"]: t["state"] for t in doc["tables"]}
     assert states["llm-rubric-table1-real"].startswith("input missing: ")
     assert states["server-generation"] == "ok"
@@ -121,7 +121,7 @@ def test_refused_input_is_an_error_of_that_table_only(plan_factory, tmp_path: Pa
     plan = plan_factory(["evaluation-server.yaml"], evaluation_server_parity=files)
     m = run_table(plan, "evaluation_server_parity")
     assert m.status == "error" and f"{tmp_path / 'r.txt'}:1: score 'high' is not a number" in m.message
-    doc = build_index(plan, "test plan")
+    doc = build_reproduction_index(plan, "test plan")
     assert all(t["state"].startswith("error: ") for t in doc["tables"])
 
 
@@ -131,7 +131,7 @@ def test_index_json_and_html_page(plan_factory, tmp_path: Path) -> None:
     plan = plan_factory(["evaluation-server.yaml", "dietz-sigir2024.yaml"],
                         evaluation_server_parity=_tiny_server_files(tmp_path))
     run_table(plan, "evaluation_server_parity")
-    doc = build_index(plan, "test plan")
+    doc = build_reproduction_index(plan, "test plan")
     out = tmp_path / "results/reproduction"
     assert json.loads((out / "index.json").read_text(encoding="utf-8")) == doc
     html = (out / "index.html").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from autograde.rubric.dataset import build_dataset, prediction_rows
 from autograde.rubric.definition import Rubric
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
 from autograde.rubric.tables import MISSING, Annotation
-from autograde.rubric.train import fit, group_folds, load_model, save_model
+from autograde.rubric.train import fit, group_folds, load_network, save_network
 
 from .conftest import FAST, TINY_RUBRIC, tiny_tables
 
@@ -97,8 +97,8 @@ def test_same_seed_same_numbers(tiny_rubric: Rubric, tmp_path: Path) -> None:
     assert np.array_equal(pa, pb)
     assert [r.__dict__ for r in a.reports] == [r.__dict__ for r in b.reports]
     assert not np.allclose(pa, pc)
-    save_model(tmp_path / "m.pt", a)
-    assert np.array_equal(load_model(tmp_path / "m.pt").predict_proba(data), pa)
+    save_network(tmp_path / "m.pt", a)
+    assert np.array_equal(load_network(tmp_path / "m.pt").predict_proba(data), pa)
 
 
 def test_group_folds_keep_groups_together() -> None:

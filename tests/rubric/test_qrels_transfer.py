@@ -18,7 +18,7 @@ from helpers import shared_data
 from autograde.calibrated.cv import cross_validate_qrels, query_folds
 from autograde.calibrated.features import features_from_sources
 from autograde.calibrated.fit import fit_calibrated
-from autograde.calibrated.model import load_model
+from autograde.calibrated.model import load_calibrated_model
 from autograde.cli import main
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.io.trec import read_qrels, write_qrels
@@ -147,7 +147,7 @@ def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: 
         assert _labels(out) == expected
         applied = json.loads((tmp_path / f"applied-{f}.json").read_text())
         assert applied["kappa"] == pytest.approx(report["per_fold"][f]["kappa"], abs=1e-12)
-    assert load_model(tmp_path / "model-0").estimator.name.startswith(("logistic", "ordinal_logistic"))
+    assert load_calibrated_model(tmp_path / "model-0").estimator.name.startswith(("logistic", "ordinal_logistic"))
 
 
 def test_in_process_fit_is_the_fold_model(tmp_path: Path) -> None:

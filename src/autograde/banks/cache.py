@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from autograde.core.layout import CacheLayout
 from autograde.grading.base import GradeResult
 from autograde.grading.cache import GradeCache
 
@@ -23,7 +24,7 @@ class GenerationCache:
     """The answers of one generator identity."""
 
     def __init__(self, cache_dir: str | Path, identity: dict[str, Any]) -> None:
-        self.cache = GradeCache(Path(cache_dir) / "generations", identity)
+        self.cache = GradeCache(CacheLayout.of(cache_dir).generations(), identity)
 
     @property
     def folder(self) -> Path:

@@ -40,7 +40,7 @@ LIST_LINE_RE = re.compile(
     re.I,
 )
 MARKER_RE = re.compile(r"^\s*(?:\(?\d{1,3}[.):]|[-*\u2022])\s+")
-TEXT_KEYS = ("question", "nugget", "text", "question_text", "nugget_text", "claim", "fact", "item")
+ITEM_TEXT_KEYS = ("question", "nugget", "text", "question_text", "nugget_text", "claim", "fact", "item")
 LIST_KEYS = ("questions", "nuggets", "items", "key_facts", "facts")
 MAX_PARSE_CHARS = 200_000
 """Longer answers are not parsed (a runaway generation; the limit keeps the parser's work bounded)."""
@@ -251,9 +251,9 @@ class GeneratedItems(BaseModel):
         out = []
         for i, item in enumerate(v, start=1):
             if isinstance(item, dict):
-                key = next((k for k in TEXT_KEYS if isinstance(item.get(k), str)), None)
+                key = next((k for k in ITEM_TEXT_KEYS if isinstance(item.get(k), str)), None)
                 if key is None:
-                    raise ValueError(f"item {i} is an object without a text field ({', '.join(TEXT_KEYS[:3])}, ...)")
+                    raise ValueError(f"item {i} is an object without a text field ({', '.join(ITEM_TEXT_KEYS[:3])}, ...)")
                 item = item[key]
             if not isinstance(item, str):
                 raise ValueError(f"item {i} is {type(item).__name__} {item!r:.40}, not text")

@@ -17,18 +17,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autograde.calibrated.features import Key, RelevanceFeatures
+from autograde.calibrated.features import RelevanceFeatures
 from autograde.calibrated.fit import fit_calibrated, training_rows
 from autograde.calibrated.model import output_labels
 from autograde.config.rubric import CalibratedQrelsConfig
+from autograde.core.ids import PairKey
 from autograde.core.log import logger
 from autograde.core.stats import binary_kappa, cohen_kappa
 from autograde.io.trec import Qrels
 from autograde.rubric.train import group_folds
 
-__all__ = ["CALIBRATED", "best_single_source", "cross_validate_qrels", "level_shares", "query_folds"]
+__all__ = ["SELECTED", "best_single_source", "cross_validate_qrels", "level_shares", "query_folds"]
 
-CALIBRATED = "calibrated (selected)"
+SELECTED = "calibrated (selected)"
 
 
 def query_folds(features: RelevanceFeatures, judgments: Qrels, folds: int, seed: int) -> dict[str, int]:
@@ -40,7 +41,7 @@ def query_folds(features: RelevanceFeatures, judgments: Qrels, folds: int, seed:
     return fold_of
 
 
-def best_single_source(labels: dict[str, dict[Key, int]], keys: list[Key], truth: np.ndarray
+def best_single_source(labels: dict[str, dict[PairKey, int]], keys: list[PairKey], truth: np.ndarray
                        ) -> tuple[str, int, float]:
     """(source, threshold t, kappa) of the best single source labelling relevant when label >= t."""
     best = ("", 0, -math.inf)
@@ -59,12 +60,12 @@ def level_shares(values: np.ndarray, levels: list[int]) -> dict[str, float]:
     return {str(lv): float(np.sum(values == lv)) / n for lv in levels}
 
 
-def _source_decisions(labels: dict[Key, int], keys: list[Key], threshold: int) -> np.ndarray:
+def _source_decisions(labels: dict[PairKey, int], keys: list[PairKey], threshold: int) -> np.ndarray:
     return np.array([labels.get(k, 0) >= threshold for k in keys])
 
 
-def _fold_single_sources(features: RelevanceFeatures, judged_keys: list[Key], te: np.ndarray, truth: np.ndarray,
-                         decisions: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, Any]], str, list[Key]]:
+def _fold_single_sources(features: RelevanceFeatures, judged_keys: list[PairKey], te: np.ndarray, truth: np.ndarray,
+                         decisions: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, Any]], str, list[PairKey]]:
     """Every source alone, at the threshold best on the training folds, on the held-out fold ``te`` (its decisions
     go into ``decisions``); returns them, the source chosen on the training folds and the held-out keys."""
     train_keys = [k for k, m in zip(judged_keys, te, strict=True) if not m]
@@ -116,19 +117,19 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
             decisions.setdefault(name, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.relevant_level
             kappas[name] = binary_kappa(d >= cfg.relevant_level, truth[te])
         selected = next(r["estimator"] for r in fitted.selection if r.get("selected"))
-        decisions.setdefault(CALIBRATED, np.zeros(len(truth), dtype=bool))[te] = decisions[selected][te]
-        kappas[CALIBRATED] = kappas[selected]
+        decisions.setdefault(SELECTED, np.zeros(len(truth), dtype=bool))[te] = decisions[selected][te]
+        kappas[SELECTED] = kappas[selected]
         singles, chosen, test_keys = _fold_single_sources(features, judged_keys, te, truth, decisions)
         oracle = best_single_source(features.labels, test_keys, truth[te])
         per_fold.append({"fold": f, "queries": len({k[0] for k in test_keys}), "judged": int(te.sum()),
                          "passages": len(test_rows), "selected": selected,
-                         "thresholds": list(fitted.model.thresholds), "kappa": kappas[CALIBRATED],
+                         "thresholds": list(fitted.model.thresholds), "kappa": kappas[SELECTED],
                          "estimators": kappas, "selection": fitted.selection, "single_sources": singles,
                          "single_source": chosen, "single_threshold": singles[chosen]["threshold"],
                          "single_kappa": singles[chosen]["kappa"],
                          "oracle_single": {"source": oracle[0], "threshold": oracle[1], "kappa": oracle[2]}})
         logger.info("fold %d: %s kappa %.4f; best single source on the training folds %s >= %d: %.4f", f, selected,
-                    kappas[CALIBRATED], chosen, singles[chosen]["threshold"], singles[chosen]["kappa"])
+                    kappas[SELECTED], chosen, singles[chosen]["threshold"], singles[chosen]["kappa"])
     report = _report(cfg, features, data, judged_keys, truth, labels_all, decisions, per_fold)
     qrels: Qrels = {}
     for (q, doc), lab in zip(features.keys, labels_all.tolist(), strict=True):
@@ -151,7 +152,7 @@ def passages_table(features: RelevanceFeatures, probs: np.ndarray, labels: np.nd
     return table
 
 
-def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, judged_keys: list[Key],
+def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, judged_keys: list[PairKey],
             truth: np.ndarray, labels_all: np.ndarray, decisions: dict[str, np.ndarray], per_fold: list[dict[str, Any]]
             ) -> dict[str, Any]:
     levels = list(cfg.levels)
@@ -165,7 +166,7 @@ def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, 
         "levels": levels, "folds": cfg.folds, "seed": cfg.seed, "output": cfg.output,
         "estimators": list(cfg.estimators), "network": cfg.network.model_dump(),
         "overall": {
-            "kappa": overall[CALIBRATED], "per_estimator": overall,
+            "kappa": overall[SELECTED], "per_estimator": overall,
             "single_cv_kappa": overall["best single source (chosen on training folds)"],
             "best_single": {"source": best[0], "threshold": best[1], "kappa": best[2]},
             "graded_kappa_linear": cohen_kappa(graded.tolist(), judged_levels.tolist(), weights="linear")

@@ -99,18 +99,18 @@ class NetworkEstimator:
         return np.asarray(self.model.predict_proba(data)[:, 0, :self.n_levels], dtype=np.float64)
 
     def save(self, folder: Path) -> dict[str, Any]:
-        from autograde.rubric.train import save_model
+        from autograde.rubric.train import save_network
 
-        save_model(folder / "network.pt", self.model)
+        save_network(folder / "network.pt", self.model)
         return {"kind": "network", "seeds": list(self.seeds), "hyperparameters": self.hp.model_dump(),
                 "file": "network.pt", "epochs": [r.__dict__ for r in self.model.reports]}
 
     @classmethod
     def load(cls, folder: Path, params: dict[str, Any], n_levels: int) -> NetworkEstimator:
-        from autograde.rubric.train import load_model
+        from autograde.rubric.train import load_network
 
         hp = Hyperparameters.model_validate(params["hyperparameters"])
-        return cls(n_levels, hp, tuple(int(s) for s in params["seeds"]), load_model(folder / params["file"]))
+        return cls(n_levels, hp, tuple(int(s) for s in params["seeds"]), load_network(folder / params["file"]))
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -141,9 +141,10 @@ class LogisticEstimator:
 
     def _regression(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         from sklearn.linear_model import LogisticRegression
-        from threadpoolctl import threadpool_limits
 
-        with threadpool_limits(1):  # one BLAS thread: identical coefficients on every machine and load
+        from autograde.core.runtime import blas_threads
+
+        with blas_threads(1):  # one BLAS thread: identical coefficients on every machine and load
             lr = LogisticRegression(C=self.c, max_iter=5000, tol=1e-8).fit(x.astype(np.float64), y)
         coef, intercept = lr.coef_.astype(np.float64), lr.intercept_.astype(np.float64)
         if len(lr.classes_) == 2:  # sklearn keeps one row for two classes: the second class's logit

@@ -31,13 +31,13 @@ import numpy as np
 import pandas as pd
 
 from autograde.core.errors import Problems
+from autograde.core.ids import PairKey
 from autograde.core.log import logger
 from autograde.io.trec import read_qrels
 from autograde.pipeline.qrels import passage_labels
 
 __all__ = ["RelevanceFeatures", "SourceData", "SourceEncoding", "encode", "features_from_sources", "read_sources"]
 
-Key = tuple[str, str]
 Encoding = Literal["onehot", "ordinal", "both"]
 
 
@@ -48,8 +48,8 @@ class SourceData:
     name: str
     kind: Literal["qrels", "grades"]
     path: str
-    labels: dict[Key, int]
-    extra: dict[Key, list[float]] = field(default_factory=dict)
+    labels: dict[PairKey, int]
+    extra: dict[PairKey, list[float]] = field(default_factory=dict)
     extra_names: tuple[str, ...] = ()
 
 
@@ -87,10 +87,10 @@ class SourceEncoding:
 class RelevanceFeatures:
     """Feature matrix of every (query, passage) any source labels, and each source's integer labels."""
 
-    keys: list[Key]
+    keys: list[PairKey]
     matrix: np.ndarray
     names: list[str]
-    labels: dict[str, dict[Key, int]] = field(default_factory=dict)
+    labels: dict[str, dict[PairKey, int]] = field(default_factory=dict)
     """source name -> (query, passage) -> integer label (qrels label or max grade) for the single-source view."""
     encodings: list[SourceEncoding] = field(default_factory=list)
     mode: Encoding = "onehot"
@@ -101,7 +101,7 @@ def _source_name(path: str | Path) -> str:
     return p.name[: -len(".parquet")] if p.name.endswith(".parquet") else p.stem
 
 
-def _mean_distribution(g: pd.DataFrame) -> tuple[dict[Key, list[float]], list[str]]:
+def _mean_distribution(g: pd.DataFrame) -> tuple[dict[PairKey, list[float]], list[str]]:
     """Mean ``grade_probs`` distribution over a passage's items (empty when any row lacks one)."""
     if "grade_probs" not in g.columns or not len(g) or not g["grade_probs"].notna().all():
         return {}, []
@@ -128,7 +128,7 @@ def _grades_sources(path: Path, count_threshold: int, problems: Problems) -> lis
         g = g[~g["grade"].isna()]
         best = passage_labels(g, "max", 0, warn=False)
         labels = {(str(q), str(p)): int(v) for (q, p), v in best.items()}
-        extra: dict[Key, list[float]] = {}
+        extra: dict[PairKey, list[float]] = {}
         names: list[str] = []
         if not bool((g.groupby(["query_id", "passage_id"]).size() <= 1).all()):  # a bank: several items per passage
             per_query = g.groupby("query_id")["item_id"].nunique()
@@ -172,7 +172,7 @@ def read_sources(sources: Iterable[str], count_threshold: int = 4, problems: Pro
     return out
 
 
-def _columns(src: SourceData, enc: SourceEncoding, keys: list[Key], mode: Encoding) -> np.ndarray:
+def _columns(src: SourceData, enc: SourceEncoding, keys: list[PairKey], mode: Encoding) -> np.ndarray:
     """The encoded columns of one source for ``keys`` (a passage the source lacks: zeros + the missing flag)."""
     lab = np.array([src.labels.get(k, -(10**9)) for k in keys], dtype=np.int64)
     has = np.array([k in src.labels for k in keys])
@@ -189,12 +189,12 @@ def _columns(src: SourceData, enc: SourceEncoding, keys: list[Key], mode: Encodi
     return np.array(cols, dtype=np.float32).T.reshape(len(keys), -1)
 
 
-def _training_encoding(src: SourceData, keys: list[Key]) -> SourceEncoding:
+def _training_encoding(src: SourceData, keys: list[PairKey]) -> SourceEncoding:
     return SourceEncoding(src.name, src.kind, tuple(sorted(set(src.labels.values()))),
                           any(k not in src.labels for k in keys), src.extra_names)
 
 
-def _check_against(sources: list[SourceData], encodings: list[SourceEncoding], keys: list[Key],
+def _check_against(sources: list[SourceData], encodings: list[SourceEncoding], keys: list[PairKey],
                    problems: Problems) -> None:
     """A new collection's sources against a model's encodings: same names, labels the model saw, same features."""
     have = {s.name: s for s in sources}

@@ -2,7 +2,7 @@
 
 The folder holds ``model.json`` (format and version, the sources with their encodings, the levels, the
 estimator's parameters, the per-level thresholds, the seeds, the training data's digest and counts, the
-selection table) and, for a network, ``network.pt`` (weights only). :func:`load_model` checks the format and
+selection table) and, for a network, ``network.pt`` (weights only). :func:`load_calibrated_model` checks the format and
 version before anything else; a folder from another version is an input error that says to refit.
 
 How a model is fitted lives in :mod:`autograde.calibrated.fit`; this module only predicts, saves and loads.
@@ -22,7 +22,7 @@ from autograde.calibrated.features import Encoding, RelevanceFeatures, SourceDat
 from autograde.calibrated.thresholds import threshold_labels
 from autograde.core.errors import Problems
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "CalibratedQrelsModel", "load_model", "output_labels", "read_header"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "CalibratedQrelsModel", "load_calibrated_model", "output_labels", "read_header"]
 
 FORMAT = "autograde-calibrated-qrels"
 FORMAT_VERSION = 1
@@ -107,7 +107,7 @@ def read_header(folder: Path) -> dict[str, Any]:
     return dict(doc)
 
 
-def load_model(folder: str | Path) -> CalibratedQrelsModel:
+def load_calibrated_model(folder: str | Path) -> CalibratedQrelsModel:
     """Read a model folder written by :meth:`CalibratedQrelsModel.save` (version checked first)."""
     folder = Path(folder)
     doc = read_header(folder)

@@ -11,7 +11,7 @@ import numpy as np
 from autograde.calibrated.cv import cross_validate_qrels, level_shares, passages_table
 from autograde.calibrated.features import RelevanceFeatures, features_from_sources, read_sources
 from autograde.calibrated.fit import fit_calibrated
-from autograde.calibrated.model import CalibratedQrelsModel, load_model
+from autograde.calibrated.model import CalibratedQrelsModel, load_calibrated_model
 from autograde.calibrated.report import apply_markdown, cv_markdown
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.log import logger
@@ -119,7 +119,7 @@ def run_apply(model_dir: str | Path, sources: list[str], out_qrels: str | Path, 
               out_md: str | Path | None = None, out_table: str | Path | None = None, output: str = "threshold",
               judgments: str | None = None) -> dict[str, Any]:
     """Load a model folder, label the new sources, write qrels, report and table."""
-    model = load_model(model_dir)
+    model = load_calibrated_model(model_dir)
     qrels, report, table = apply_model(model, list(sources), output, read_qrels(judgments) if judgments else None)
     report["model"] = str(model_dir)
     report["model_training_digest"] = model.info.get("training", {}).get("digest")

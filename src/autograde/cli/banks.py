@@ -138,7 +138,7 @@ def _importance_labels(args: argparse.Namespace) -> dict[str, str | None]:
     """item id -> importance from --set, --clear and --from-file (a TSV item_id<TAB>importance, or the workflow's
     importance table); a value other than vital / okay is an error naming where it came from."""
     from autograde.core.errors import Problems
-    from autograde.metrics.nugget_labels import IMPORTANCE_LABELS
+    from autograde.grading.nugget_labels import IMPORTANCE_LABELS
 
     problems = Problems()
     labels: dict[str, str | None] = {}

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from autograde.core.errors import ConfigError
+from autograde.core.layout import Layout
 from autograde.core.log import logger
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound=BaseModel)
 
+DEFAULT_LAYOUT = Layout()
+"""The default results folder's layout (what the commands' path options default to)."""
 EXPERIMENT_HELP = ("experiment config (default: $AUTOGRADE_EXPERIMENT if set, else "
                    "config/experiments/example.yaml)")
 
@@ -52,10 +55,13 @@ def add_threads_option(p: argparse.ArgumentParser, default: int | None = None,
                    help=f"{what} (default: {default if default is not None else 'all cores'})")
 
 
-def add_shard_options(p: argparse.ArgumentParser, made: str = "graded") -> None:
-    """``--shard`` and ``--digest``: the shard a workflow job runs, and what it is made for (checked at its merge)."""
+def add_shard_options(p: argparse.ArgumentParser, made: str | None = "graded") -> None:
+    """``--shard`` and ``--digest``: the shard a workflow job runs, and what it is made for (checked at its merge;
+    ``made`` None: a job whose merge checks no digest, no ``--digest``)."""
     p.add_argument("--shard", default="", help="the shard ('2-of-4', as the workflow's jobs); default: every query")
-    p.add_argument("--digest", default=None, help=f"what the shard is {made} for (workflow jobs; checked at the merge)")
+    if made is not None:
+        p.add_argument("--digest", default=None,
+                       help=f"what the shard is {made} for (workflow jobs; checked at the merge)")
 
 
 def section_file(args: argparse.Namespace) -> str | None:

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from autograde.cli.common import DEFAULT_LAYOUT
+
 
 def cmd_export_workbench(args: argparse.Namespace) -> int:
     """Write grades (and the pool's text, rankings and judgments) in the workbench's graded format."""
@@ -48,7 +50,7 @@ def register(sub: Any) -> None:
                        description=cmd_export_workbench.__doc__)
     p.add_argument("--pool", required=True, help="pool parquet (passage texts)")
     p.add_argument("--grades", action="append", required=True, help="grades parquet (repeatable: one per grader)")
-    p.add_argument("--ingest", default="results/ingest",
+    p.add_argument("--ingest", default=DEFAULT_LAYOUT.ingest_dir,
                    help="folder written by ingest (rankings and judgments; default: %(default)s)")
     p.add_argument("--min-correct", type=int, default=1,
                    help="an answer counts as correct in exam_grades from this grade up (default: %(default)s)")

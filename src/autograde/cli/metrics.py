@@ -35,9 +35,9 @@ def _load_metrics_config(path: str | None) -> Any:
 
 def _write_outputs(args: argparse.Namespace, doc: dict[str, Any], markdown: str) -> None:
     from autograde.core.text import atomic_write_text
-    from autograde.metrics.report import write_json
+    from autograde.metrics.report import write_server_json
 
-    write_json(args.out, doc)
+    write_server_json(args.out, doc)
     logger.info("wrote %s", args.out)
     if args.md:
         atomic_write_text(args.md, markdown)

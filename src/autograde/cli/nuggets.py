@@ -122,7 +122,7 @@ def register(subparsers: Any) -> None:
     i.add_argument("--out", help="the importance table (default: <results_dir>/nuggets/importance.parquet)")
     i.add_argument("--stats", help="the stats JSON (default: beside --out, .stats.json)")
     i.add_argument("--queries", help="queries table written by ingest, or a queries file (default: data.queries)")
-    i.add_argument("--shard", default="", help="only this shard ('2-of-4', as the workflow's jobs); default: every query")
+    add_shard_options(i, made=None)
     add_threads_option(i)
     i.set_defaults(func=cmd_importance)
 

@@ -24,14 +24,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Measure the tables (all, or the ones named), then build the index."""
     from autograde.core.runtime import set_threads
     from autograde.reproduce.config import load_plan, plan_path
-    from autograde.reproduce.stages import build_index, run_table
+    from autograde.reproduce.stages import build_reproduction_index, run_table
 
     set_threads(args.threads)
     source = plan_path(args.plan)
     plan = load_plan(source)
     for name in args.table or plan.table_names():
         run_table(plan, name)
-    doc = build_index(plan, source)
+    doc = build_reproduction_index(plan, source)
     if not args.quiet:
         _print_summary(doc)
     return 0
@@ -40,10 +40,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     """Build the index from the tables measured so far."""
     from autograde.reproduce.config import load_plan, plan_path
-    from autograde.reproduce.stages import build_index
+    from autograde.reproduce.stages import build_reproduction_index
 
     source = plan_path(args.plan)
-    doc = build_index(load_plan(source), source)
+    doc = build_reproduction_index(load_plan(source), source)
     if not args.quiet:
         _print_summary(doc)
     return 0

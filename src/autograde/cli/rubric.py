@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from autograde.cli.common import (
+    DEFAULT_LAYOUT,
     add_command,
     add_config_option,
     add_threads_option,
@@ -109,9 +110,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     report = run_evaluate(cfg, args.out, args.md, args.predictions, args.svg, args.latex)
     if not args.quiet:
         from autograde.rubric.evaluate import markdown_report
-        from autograde.rubric.table1 import markdown_table
+        from autograde.rubric.table1 import table1_markdown
 
-        sys.stdout.write(markdown_report(report) + "\n" + markdown_table(report["table1"], "Table 1"))
+        sys.stdout.write(markdown_report(report) + "\n" + table1_markdown(report["table1"], "Table 1"))
     return 0
 
 
@@ -239,7 +240,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--seeds", type=int, nargs="+", help="seeds (default: 0..9)")
     e.add_argument("--folds", type=int, help="outer folds grouped by text (default 5)")
     e.add_argument("--select", action="store_true", help="nested hyperparameter selection inside every fold")
-    e.add_argument("--out", default="results/rubric/evaluation.json",
+    e.add_argument("--out", default=DEFAULT_LAYOUT.rubric("evaluation.json"),
                    help="output JSON report (default: %(default)s)")
     e.add_argument("--md", help="also write the Markdown tables")
     e.add_argument("--predictions", help="also write every held-out prediction (parquet)")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from autograde.cli.common import (
+    DEFAULT_LAYOUT,
     add_config_option,
     add_shard_options,
     add_threads_option,
@@ -114,7 +115,7 @@ def cmd_outputs(args: argparse.Namespace) -> int:
 
     config = load_experiment(args)
     lay = Layout.of(config.results_dir)
-    board_dir = Path(lay.root) / "leaderboards"
+    board_dir = Path(lay.leaderboards_dir())
     boards = sorted(board_dir.rglob("*.tsv")) if board_dir.is_dir() else []
     rows = [("leaderboards", f"{board_dir}/ ({len(boards)} TSV files: <grader>/<qrels>/<measure>.tsv)"
              if boards else None),
@@ -146,16 +147,16 @@ def register(sub: Any) -> None:
     add("validate", cmd_validate, "check the config and every input; print counts")
     add("outputs", cmd_outputs, "where the experiment's main results are (leaderboards, correlation, review site)")
     p = add("ingest", cmd_ingest, "read and check inputs; write the normalized tables")
-    p.add_argument("--out", default="results/ingest", help="output folder (default: %(default)s)")
+    p.add_argument("--out", default=DEFAULT_LAYOUT.ingest_dir, help="output folder (default: %(default)s)")
     p = add("pool", cmd_pool, "build the pool (judged + top-k of every system)")
-    p.add_argument("--ingest", default="results/ingest", help="folder written by 'autograde ingest' (default: %(default)s)")
-    p.add_argument("--out", default="results/pool/pool.parquet", help="the pool table (default: %(default)s)")
+    p.add_argument("--ingest", default=DEFAULT_LAYOUT.ingest_dir, help="folder written by 'autograde ingest' (default: %(default)s)")
+    p.add_argument("--out", default=DEFAULT_LAYOUT.pool, help="the pool table (default: %(default)s)")
     p.add_argument("--shards", type=int, default=1, help="number of shards written to --shard-dir (default: %(default)s)")
     p.add_argument("--shard-dir", default=None, help="also write the pool's shards here (N-of-M.parquet)")
     p = add("grade", cmd_grade, "grade a pool (or shard) with one configured grader")
     p.add_argument("--grader", required=True, help="the grader's name under graders: in the config")
     p.add_argument("--pool", required=True, help="pool (or pool shard) parquet to grade")
-    p.add_argument("--queries", default="results/ingest/queries.parquet",
+    p.add_argument("--queries", default=DEFAULT_LAYOUT.ingest("queries"),
                    help="queries table written by ingest (default: %(default)s)")
     p.add_argument("--out", required=True, help="output grades parquet")
     p.add_argument("--stats", help="output stats JSON (default: next to --out, .stats.json)")
@@ -171,7 +172,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="output TREC qrels file")
     p = add("evaluate", cmd_evaluate, "trec_eval measures of every system under a qrels file")
     p.add_argument("--qrels", required=True, help="TREC qrels file")
-    p.add_argument("--rankings", default="results/ingest/rankings.parquet",
+    p.add_argument("--rankings", default=DEFAULT_LAYOUT.ingest("rankings"),
                    help="rankings table written by ingest (default: %(default)s)")
     p.add_argument("--level", type=int, default=1, help="trec_eval relevance level -l (default: %(default)s)")
     p.add_argument("--out", required=True, help="output per-query evaluation parquet")

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autograde.core.errors import InvalidValueError
+from autograde.core.ids import NAME_RE
 from autograde.grading.registry import LLMBackendName
 from autograde.grading.spec import ModelSpec
 
 if TYPE_CHECKING:
     from autograde.config.model import Config
 
-BANK_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class _Strict(BaseModel):
@@ -111,8 +111,8 @@ def add_generated_banks(raw: Any) -> Any:
     out = dict(banks or {})
     results = raw.get("results_dir") or "results"
     for name, cfg in generated.items():
-        if not re.match(BANK_NAME_RE, str(name)):
-            raise InvalidValueError(f"bank_generation: bank name {name!r} must match {BANK_NAME_RE} (it is used in file names)")
+        if not re.match(NAME_RE, str(name)):
+            raise InvalidValueError(f"bank_generation: bank name {name!r} must match {NAME_RE} (it is used in file names)")
         if not isinstance(cfg, dict):
             continue
         path = (edited_bank_path(str(name), cfg) if cfg.get("grade_with") == "edited"

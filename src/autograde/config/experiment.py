@@ -123,13 +123,18 @@ def raw_model_specs(raw: dict[str, Any]) -> list[tuple[tuple[Any, ...], dict[str
     """(key path, raw mapping, default backend) of every model spec in a raw config: graders, generated banks, the
     nugget importance model and whole-answer nugget assessors (the sections that embed
     :class:`autograde.grading.spec.ModelSpec`)."""
+    from autograde.config.banks import BankGenerationConfig
+    from autograde.config.model import GraderConfig
+
     out: list[tuple[tuple[Any, ...], dict[str, Any], str]] = []
     graders = raw.get("graders")
     if isinstance(graders, list):
-        out += [(("graders", i), g, "embedded") for i, g in enumerate(graders) if isinstance(g, dict)]
+        default = GraderConfig.model_fields["backend"].default
+        out += [(("graders", i), g, default) for i, g in enumerate(graders) if isinstance(g, dict)]
     generated = raw.get("bank_generation")
     if isinstance(generated, dict):
-        out += [(("bank_generation", n), g, "openai") for n, g in generated.items() if isinstance(g, dict)]
+        default = BankGenerationConfig.model_fields["backend"].default
+        out += [(("bank_generation", n), g, default) for n, g in generated.items() if isinstance(g, dict)]
     nuggets = raw.get("nuggets")
     if isinstance(nuggets, dict):
         if isinstance(nuggets.get("importance"), dict):

@@ -23,11 +23,10 @@ from autograde.config.nuggets import NuggetsConfig, check_nuggets_config
 from autograde.config.reports import ReportsConfig
 from autograde.config.rubric import CalibratedQrelsConfig, RubricConfig
 from autograde.core.errors import ConfigError, InvalidValueError
+from autograde.core.ids import NAME_RE
 from autograde.grading.registry import BACKEND_NAMES, LLM_BACKEND_NAMES, BackendName
 from autograde.grading.spec import GraderSpec
 from autograde.metrics.config import MetricsConfig
-
-NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class Strict(BaseModel):

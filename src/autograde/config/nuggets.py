@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from autograde.core.ids import NAME_RE
+from autograde.grading.nugget_labels import ASSIGNMENT_THRESHOLDS, threshold_pair_problem
 from autograde.grading.registry import BackendName, LLMBackendName
 from autograde.grading.spec import GradingSpec
-from autograde.metrics.nugget_labels import ASSIGNMENT_THRESHOLDS, check_thresholds
 
-NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 NUGGET_VARIANT = "nuggets"
 """The variant name of nugget-score leaderboards (``results/leaderboards/<assessor>/nuggets/<measure>.tsv``)."""
 
@@ -59,7 +59,7 @@ class AssessorConfig(GradingSpec):
     @field_validator("thresholds")
     @classmethod
     def _thresholds(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
-        problem = None if v is None else check_thresholds(v)
+        problem = None if v is None else threshold_pair_problem(v)
         if problem:
             raise ValueError(problem)
         return v

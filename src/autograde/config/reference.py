@@ -110,7 +110,7 @@ def backend_rows() -> list[tuple[str, str, str, str]]:
     return out
 
 
-def markdown_table() -> str:
+def reference_markdown() -> str:
     from autograde.config.model import Config
 
     lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", metavar="README.md", help="replace the table between the markers in this file")
     args = parser.parse_args(argv)
-    table = markdown_table()
+    table = reference_markdown()
     if args.write:
         p = Path(args.write)
         p.write_text(replace_between_markers(p.read_text(encoding="utf-8"), table), encoding="utf-8")

@@ -29,6 +29,12 @@ def passage_id_for_text(text: str) -> str:
     return md5_text(text)
 
 
+PairKey = tuple[str, str]
+"""A (query id, passage id) pair: the key of a passage label or judgment."""
+NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+"""A name that names output files: a grader, an assessor, a generated bank."""
+
+
 def canonical_json(value: Any) -> str:
     """Canonical JSON (sorted keys, no whitespace, UTF-8 kept) used for every content hash."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

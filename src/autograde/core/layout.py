@@ -106,6 +106,11 @@ class Layout:
         return cls(str(root).rstrip("/") or ".")
 
     # ingest and pool
+    @property
+    def ingest_dir(self) -> str:
+        """The folder of the ingest tables."""
+        return f"{self.root}/ingest"
+
     def ingest(self, table: str) -> str:
         """``queries``, ``rankings``, ``answer_passages`` or ``judgments``."""
         return f"{self.root}/ingest/{table}.parquet"
@@ -134,6 +139,10 @@ class Layout:
         if variant is None:
             return f"{self.root}/eval/{grader}.parquet"
         return f"{self.root}/eval/{grader}/{variant}.parquet"
+
+    def leaderboards_dir(self, grader: str | None = None) -> str:
+        """The folder of one grader's leaderboards (its variants as subfolders), or of all of them."""
+        return f"{self.root}/leaderboards" + (f"/{grader}" if grader else "")
 
     def leaderboard(self, grader: str, variant: str | QrelsVariant | None, measure: str) -> str:
         """A leaderboard TSV; ``variant`` None for the human qrels, ``cover-<tau>`` for cover measures."""
@@ -168,6 +177,10 @@ class Layout:
         return f"{self.root}/metrics/{name}{suffix}"
 
     # reports and site
+    def report_dir(self, grader: str) -> str:
+        """The folder of one grader's reports."""
+        return f"{self.root}/reports/{grader}"
+
     def report(self, grader: str, name: str) -> str:
         """A per-grader report file (``verify.parquet``, ``agreement.tsv``, ...)."""
         return f"{self.root}/reports/{grader}/{name}"
@@ -216,6 +229,11 @@ class Layout:
         ``importance.stats.json``."""
         return f"{self.root}/nuggets/{name}"
 
+    @property
+    def nuggets_dir(self) -> str:
+        """The folder of the nugget stages (one subfolder per assessor)."""
+        return f"{self.root}/nuggets"
+
     def nuggets(self, assessor: str, name: str) -> str:
         """One assessor's merged outputs: ``assignments.parquet``, ``assignments.jsonl`` (TREC RAG format),
         ``stats.json``, ``failures.jsonl``."""
@@ -225,3 +243,65 @@ class Layout:
         """One assessor's shard file: ``.grades.parquet``, ``.stats.json``, ``.failures.jsonl`` (assignment grades),
         ``.assignments.parquet``, ``.scores.parquet`` (labels and per-answer scores)."""
         return f"{self.root}/nuggets/{assessor}/shards/{item}{suffix}"
+
+
+@dataclass(frozen=True)
+class CacheFolder:
+    """One folder of the cache: what it holds and what deleting it costs."""
+
+    name: str
+    holds: str
+    delete: str
+    """What deleting it costs (``safe``: rebuilt on the next run at little cost)."""
+
+
+CACHE_FOLDERS: tuple[CacheFolder, ...] = (
+    CacheFolder("grades", "every LLM grade, one folder per grader identity (content-addressed JSONL segments; shared "
+                "by every experiment and workflow that names the same cache)", "costly: every pair is graded again"),
+    CacheFolder("generations", "the answers of test-bank generation (content-addressed like the grades)",
+                "costly: every query's bank is generated again"),
+    CacheFolder("corpus-index", "the index of each corpus file (doc id -> where its line is), verified before use",
+                "safe: rebuilt on the next run (one pass over the corpus)"),
+    CacheFolder("datasets", "the queries and qrels of data.dataset written as files (ir_datasets keeps its downloads "
+                "in $IR_DATASETS_HOME)", "safe: rewritten from ir_datasets' own cache"),
+    CacheFolder("checks", "stamps of input checks that passed (keyed by the config and the inputs' sizes and times)",
+                "safe: the checks run again"),
+)
+"""Every folder under ``grading.cache_dir``. Nothing else writes there (a structure test keeps it so)."""
+
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """Every path under one cache folder (``grading.cache_dir``): the cache's layout, beside the results layout.
+
+    >>> CacheLayout.of("cache").grades("ab12")
+    'cache/grades/ab12'
+    """
+
+    root: str = "cache"
+
+    @classmethod
+    def of(cls, root: str | Path) -> CacheLayout:
+        return cls(str(root).rstrip("/") or ".")
+
+    def folder(self, name: str) -> str:
+        """One of :data:`CACHE_FOLDERS` (an unknown name is a programming error)."""
+        assert name in {f.name for f in CACHE_FOLDERS}, name
+        return f"{self.root}/{name}"
+
+    def grades(self, identity: str) -> str:
+        """The grades of one grader identity (its hash)."""
+        return f"{self.folder('grades')}/{identity}"
+
+    def generations(self) -> str:
+        return self.folder("generations")
+
+    @property
+    def corpus_index(self) -> str:
+        return self.folder("corpus-index")
+
+    def dataset(self, address: str) -> str:
+        return f"{self.folder('datasets')}/{address}"
+
+    def check_stamp(self, key: str) -> str:
+        return f"{self.folder('checks')}/{key}.json"

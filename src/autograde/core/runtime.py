@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +48,16 @@ def set_threads(threads: int | None) -> int | None:
         torch.set_num_threads(threads)
     return threads
 
+
+
+@contextmanager
+def blas_threads(n: int) -> Iterator[None]:
+    """Limit BLAS/OpenMP pools already loaded (numpy, scikit-learn) to ``n`` threads inside the block: one thread
+    gives identical floating-point results on every machine and load."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(n):
+        yield
 
 
 def gpu_visibility() -> tuple[bool, str]:

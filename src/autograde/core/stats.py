@@ -1,4 +1,7 @@
-"""Agreement and rank-correlation statistics shared by the leaderboards, the reports and the calibration stage.
+"""Every statistic of the tool, in one place: agreement (kappa), rank and value correlations, ranks, paired tests,
+p-value formatting. Where scipy or scikit-learn has the statistic, the value is theirs (tests check ours against
+them where ours is vectorised). scipy is imported inside the functions that need it: importing ``scipy.stats``
+costs about a second, and every rule job imports this module.
 
 >>> cohen_kappa([0, 1, 1, 0], [0, 1, 0, 0])
 0.5
@@ -14,7 +17,6 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from scipy.stats import rankdata
 
 KappaWeights = Literal["linear", "quadratic"] | None
 
@@ -77,6 +79,8 @@ def kendall_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 def spearman_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth``."""
+    from scipy.stats import rankdata
+
     rx = rankdata(scores, axis=1, method="average")
     ry = rankdata(truth, method="average")
     rx = rx - rx.mean(axis=1, keepdims=True)
@@ -108,6 +112,8 @@ def format_p(p: float) -> str:
 
 def ranks_desc(scores: Sequence[float] | np.ndarray) -> np.ndarray:
     """Ranks with 1 for the highest score, ties sharing their average rank (``rankdata(-score, "average")``)."""
+    from scipy.stats import rankdata
+
     return rankdata(-np.asarray(scores, dtype=float), method="average")
 
 
@@ -173,3 +179,15 @@ def binary_kappa(decision: np.ndarray, truth: np.ndarray) -> float:
     """Cohen's kappa of two 0/1 labelings (NaN when chance agreement is total)."""
     return float(binary_kappa_counts(np.array([np.sum(decision & truth)]), np.array([np.sum(decision)]),
                                      int(truth.sum()), len(truth))[0])
+
+
+def scipy_paired_permutation_pvalues(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Two-sided p-values of the mean paired difference per column, by scipy's ``permutation_test`` (sign flips of
+    the pairs; exact when there are few enough arrangements): the reference the tool's own permutation test
+    (:mod:`autograde.metrics.significance`) is checked against."""
+    from scipy import stats
+
+    res = stats.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), vectorized=True,
+                                 permutation_type="samples", alternative="two-sided", n_resamples=n_resamples,
+                                 axis=0, rng=np.random.default_rng(seed))
+    return np.asarray(res.pvalue, dtype=float)

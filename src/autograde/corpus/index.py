@@ -35,6 +35,7 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import content_hash
+from autograde.core.layout import CacheLayout
 from autograde.core.log import logger
 from autograde.core.text import CHUNK_BYTES, atomic_write_text, iter_chunks
 from autograde.corpus.parse import chunk_entries
@@ -42,7 +43,6 @@ from autograde.io.corpus import is_tsv
 
 INDEX_FORMAT = 1
 """Bumped when the layout changes (a new format is a new address: old indexes are simply not used)."""
-INDEX_DIR = "corpus-index"
 ENTRY = np.dtype([("key", "<u8"), ("loc", "<u8"), ("line", "<u4"), ("length", "<u4")])
 FENCE = 256
 BUCKET_BITS = 6
@@ -82,7 +82,7 @@ def fingerprint(path: str | Path) -> dict[str, Any]:
 
 
 def index_root(cache_dir: str | Path) -> Path:
-    return Path(cache_dir) / INDEX_DIR
+    return Path(CacheLayout.of(cache_dir).corpus_index)
 
 
 def index_folder(cache_dir: str | Path, fp: dict[str, Any]) -> Path:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autograde.core.ids import canonical_json, content_hash
+from autograde.core.layout import CacheLayout
 from autograde.core.log import logger
 from autograde.core.text import atomic_write_text
 from autograde.grading.base import GradeResult
@@ -64,7 +65,7 @@ class GradeCache:
         self.identity = identity
         self.readonly = readonly
         self.claim_ttl_s = claim_ttl_s
-        self.folder = Path(cache_dir) / "grades" / identity_hash(identity)
+        self.folder = Path(CacheLayout.of(cache_dir).grades(identity_hash(identity)))
         self.claims = self.folder / "claims"
         self._segment: Any = None
         self._segment_name: str | None = None

@@ -65,7 +65,8 @@ ENGLISH_STOPWORDS = frozenset(
     shouldn't wasn wasn't weren weren't won won't wouldn wouldn't""".split()
 )
 
-ParseStatus = Literal["ok", "unparseable"]
+TextStatus = Literal["ok", "unparseable"]
+"""What parsing a response gives (a failed request never reaches the parser)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Parsed:
     """A parse result: ``grade`` is None exactly when ``status`` is ``unparseable``; ``reason`` says why."""
 
     grade: int | None
-    status: ParseStatus = "ok"
+    status: TextStatus = "ok"
     label: str | None = None
     reason: str = ""
     fallback: bool = False
@@ -89,7 +90,7 @@ _PUNCT_RE = re.compile(r"[^\w\s]")
 _WS_RE = re.compile(r"\s+")
 
 
-def normalize_text(text: str) -> str:
+def normalize_response(text: str) -> str:
     """Lower-case, drop punctuation, collapse whitespace."""
     return _WS_RE.sub(" ", _PUNCT_RE.sub("", text.lower())).strip()
 
@@ -135,12 +136,12 @@ def stop_stem_normalize(text: str) -> str:
     return " ".join(stem(t) for t in tokens)
 
 
-_NORMALIZED_UNANSWERABLE = frozenset(normalize_text(e) for e in UNANSWERABLE_EXPRESSIONS)
+_NORMALIZED_UNANSWERABLE = frozenset(normalize_response(e) for e in UNANSWERABLE_EXPRESSIONS)
 
 
 def is_unanswerable(text: str, *, fuzzy: bool = False) -> bool:
     """Whether ``text`` is one of the unanswerable expressions (exact after normalization; optionally fuzzy)."""
-    norm = normalize_text(text)
+    norm = normalize_response(text)
     if not norm:
         return False
     if norm in _NORMALIZED_UNANSWERABLE:
@@ -222,7 +223,7 @@ def parse_yes_no(text: str, *, legacy: bool = False, fuzzy: bool = False) -> Par
         if text.lower() in YES_WORDS:
             return Parsed(1, label="yes", reason="yes")
         return Parsed(0, label="no", reason="legacy: anything but yes -> 0", fallback=True)
-    norm = normalize_text(text)
+    norm = normalize_response(text)
     if not norm:
         return Parsed.fail("empty response")
     first = norm.split()[0]
@@ -269,10 +270,10 @@ def parse_labels(
             key = next(k for k in labels if k.lower() == p.label)
             return Parsed(labels[key], p.status, key, p.reason, p.fallback)
         return p
-    norm = normalize_text(text)
+    norm = normalize_response(text)
     if not norm:
         return Parsed.fail("empty response")
-    by_norm = {normalize_text(k): k for k in labels}
+    by_norm = {normalize_response(k): k for k in labels}
     if norm in by_norm:
         key = by_norm[norm]
         return Parsed(labels[key], label=key, reason="label")

@@ -61,6 +61,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from autograde.core.errors import InvalidValueError, UnknownNameError
 from autograde.core.ids import content_hash
+from autograde.grading.nugget_labels import ASSIGNMENT_GRADES, IMPORTANCE_GRADES
+from autograde.grading.spec import PromptOrder
 
 if TYPE_CHECKING:
     from autograde.grading.base import GradeRequest
@@ -68,7 +70,6 @@ if TYPE_CHECKING:
 PromptKind = Literal["rating", "extraction", "verification", "direct", "generation", "importance", "assignment"]
 ItemKind = Literal["question", "nugget", "query"]
 AnswerCheck = Literal["labels", "unanswerable", "answer_key"]
-PromptOrder = Literal["question_first", "passage_first"]
 
 KINDS: tuple[str, ...] = ("rating", "extraction", "verification", "direct", "generation", "importance", "assignment")
 ITEM_KINDS: tuple[str, ...] = ("question", "nugget", "query")
@@ -81,7 +82,8 @@ REPAIR_FIELDS: tuple[str, ...] = ("prompt", "answer", "problem")
 :data:`REPAIR_ANSWER_CHARS`) and what was wrong with it."""
 REPAIR_ANSWER_CHARS = 1000
 FIELD_RE = re.compile(r"\{(\w+)\}")
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+PROMPT_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+"""A prompt class name (also its config name: a letter first)."""
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 RATING_0_5 = {str(i): i for i in range(6)}
@@ -614,8 +616,6 @@ NUGGET_ASSIGNMENT_INSTRUCTION = (
     "- partial_support: the answer states part of the fact, or states it only vaguely.\n"
     "- not_support: the answer does not state the fact.\n"
 )
-IMPORTANCE_LABELS = {"vital": 1, "okay": 0}
-ASSIGNMENT_LABELS = {"support": 2, "partial_support": 1, "not_support": 0}
 
 
 def _nugget_prompts() -> list[PromptClass]:
@@ -626,7 +626,7 @@ def _nugget_prompts() -> list[PromptClass]:
         PromptClass(
             "NuggetImportance", "v1", "importance", "nugget",
             imp + "Query: {query}\nNugget: {nugget}\n" + reply_imp,
-            IMPORTANCE_LABELS,
+            IMPORTANCE_GRADES,
             passage_first_template=imp + "Query: {query}\nNugget: {nugget}\n" + reply_imp,
             source=_SRC_NUGGETS,
             description="importance of a nugget for its query: vital or okay (no passage)",
@@ -634,7 +634,7 @@ def _nugget_prompts() -> list[PromptClass]:
         PromptClass(
             "NuggetAssignment", "v1", "assignment", "nugget",
             asg + "Query: {query}\nNugget: {nugget}\nAnswer text: {context}\n" + reply_asg,
-            ASSIGNMENT_LABELS,
+            ASSIGNMENT_GRADES,
             passage_first_template=asg + "Answer text: {context}\nQuery: {query}\nNugget: {nugget}\n" + reply_asg,
             source=_SRC_NUGGETS,
             description="how a whole generated answer covers a nugget: support, partial_support or not_support",
@@ -690,8 +690,8 @@ def _validate_generation(p: PromptClass) -> list[str]:
 def validate_prompt(p: PromptClass) -> list[str]:
     """Every problem with a prompt definition (empty when valid)."""
     problems: list[str] = []
-    if not NAME_RE.match(p.name or ""):
-        problems.append(f"name {p.name!r} must match {NAME_RE.pattern}")
+    if not PROMPT_NAME_RE.match(p.name or ""):
+        problems.append(f"name {p.name!r} must match {PROMPT_NAME_RE.pattern}")
     if not VERSION_RE.match(p.version or ""):
         problems.append(f"version {p.version!r} must match {VERSION_RE.pattern}")
     if p.kind not in KINDS:

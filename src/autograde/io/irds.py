@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograde.core.errors import AutogradeError, ConfigError, Problems, UnknownNameError
 from autograde.core.ids import content_hash
+from autograde.core.layout import CacheLayout
 from autograde.core.log import logger
 from autograde.core.text import atomic_write_text
 from autograde.io.corpus import TEXT_KEYS, join_title
@@ -237,7 +238,7 @@ def _write_qrels(ds: Any, data: DataConfig, path: Path) -> None:
 def queries_source(config: Config) -> str:
     """Where the queries come from, for messages: the queries file, or the dataset (with the file written for it)."""
     q = str(config.data.queries)
-    if config.data.dataset and Path(q).parent.parent == Path(config.grading.cache_dir) / "datasets":
+    if config.data.dataset and Path(q).parent == Path(CacheLayout.of(config.grading.cache_dir).dataset(Path(q).parent.name)):
         return f"the queries of ir_datasets:{config.data.dataset} ({q})"
     return q
 
@@ -254,7 +255,7 @@ def resolve_dataset(config: Config, download: bool = True) -> Config:
     if not data.dataset or not (need_queries or need_qrels):
         return config
     ds = load_dataset(data)
-    folder = Path(config.grading.cache_dir) / "datasets" / _address(data, ds)
+    folder = Path(CacheLayout.of(config.grading.cache_dir).dataset(_address(data, ds)))
     updates: dict[str, str] = {}
     if need_queries:
         if not ds.has_queries():

@@ -4,7 +4,7 @@
 >>> scores["em"], scores["acc"], scores["coverem"], scores["f1"]
 (0.0, 1.0, 1.0, 0.5)
 
-Every metric compares one prediction with a list of gold answers after :func:`normalize_text`, which is
+Every metric compares one prediction with a list of gold answers after :func:`normalize_answer`, which is
 the reference's exactly: an exact "True"/"False" becomes yes/no, ``_`` becomes a space, lower-case,
 punctuation (ASCII plus ‘ ’ ´ `) becomes a space, the articles a/an/the are removed, whitespace collapses.
 
@@ -47,7 +47,7 @@ __all__ = [
     "UnicodeRougeTokenizer",
     "evaluate_generation",
     "generation_markdown",
-    "normalize_text",
+    "normalize_answer",
     "read_generation_data",
     "score_item",
 ]
@@ -56,10 +56,10 @@ _PUNCT = set(string.punctuation + "‘’´`")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
-def normalize_text(text: str) -> str:
+def normalize_answer(text: str) -> str:
     """The reference server's answer normalization (SQuAD-like, punctuation to spaces).
 
-    >>> normalize_text("The U.S._Army!"), normalize_text("True"), normalize_text("true")
+    >>> normalize_answer("The U.S._Army!"), normalize_answer("True"), normalize_answer("true")
     ('u s army', 'yes', 'true')
     """
     text = {"True": "yes", "False": "no"}.get(text, text)
@@ -122,8 +122,8 @@ def score_item(golds: Sequence[str], pred: str, metrics: Sequence[str] = GENERAT
                rouge_tokenizer: Literal["reference", "unicode"] = "reference",
                empty_reference: Literal["keep", "drop"] = "keep") -> dict[str, float]:
     """All requested metrics of one prediction against its gold answers (reference semantics by default)."""
-    pred_n = normalize_text(pred)
-    golds_n = [normalize_text(g) for g in golds]
+    pred_n = normalize_answer(pred)
+    golds_n = [normalize_answer(g) for g in golds]
     if empty_reference == "drop":
         golds_n = [g for g in golds_n if g]
     pred_tokens = pred_n.split()
@@ -234,10 +234,10 @@ def _diagnostics(golds: Sequence[Sequence[str]], preds: Sequence[str], locs: lis
     def _count(pred: Callable[[int], bool]) -> list[str]:
         return [locs[i] for i in range(len(preds)) if pred(i)]
 
-    no_gold = _count(lambda i: not [x for x in golds[i] if normalize_text(x) or empty_reference == "keep"])
+    no_gold = _count(lambda i: not [x for x in golds[i] if normalize_answer(x) or empty_reference == "keep"])
     diagnostics: dict[str, Any] = {
         "items": len(preds),
-        "empty_predictions": _count(lambda i: not normalize_text(preds[i])),
+        "empty_predictions": _count(lambda i: not normalize_answer(preds[i])),
         "gold_answers_normalizing_to_empty": [locs[i] for i in empty_gold_items],
         "items_without_gold_answers": no_gold,
     }
@@ -271,7 +271,7 @@ def evaluate_generation(golds: Sequence[Sequence[str]], preds: Sequence[str],
     if not preds:
         raise InvalidValueError("no items to evaluate")
     locs = list(where) if where is not None else [f"item {i}" for i in range(len(preds))]
-    empty_gold_items = [i for i, g in enumerate(golds) if any(not normalize_text(x) for x in g)]
+    empty_gold_items = [i for i, g in enumerate(golds) if any(not normalize_answer(x) for x in g)]
     if empty_gold_items and cfg.empty_reference == "error":
         shown = ", ".join(locs[i] for i in empty_gold_items[:10])
         raise InvalidValueError(f"{len(empty_gold_items)} item(s) have a gold answer that normalizes to nothing "

@@ -60,7 +60,7 @@ def dump_json(doc: Mapping[str, Any]) -> str:
     return json.dumps(_json_safe(doc), indent=4, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_json(path: str | Path, doc: Mapping[str, Any]) -> None:
+def write_server_json(path: str | Path, doc: Mapping[str, Any]) -> None:
     """Write a result document atomically."""
     atomic_write_text(path, dump_json(doc))
 

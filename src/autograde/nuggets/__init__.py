@@ -1,6 +1,6 @@
 """Nugget evaluation of RAG answers as the TREC RAG track does it (importance, assignment, All / Vital / Weighted).
 
-- :mod:`autograde.metrics.nugget_labels`: the label sets (vital/okay; support/partial_support/not_support) and the mapping
+- :mod:`autograde.grading.nugget_labels`: the label sets (vital/okay; support/partial_support/not_support) and the mapping
   of any 0-5 grade to the three assignment labels by two thresholds.
 - :mod:`autograde.metrics.nuggets`: the nugget scores as registered measures, per answer and per run.
 - :mod:`autograde.nuggets.interchange`: the track's assignment JSONL and the reference scorer's output.

@@ -4,7 +4,7 @@ The unit is a run's WHOLE answer to a query (the text the TREC RAG track assigns
 passages the answers are split into for the pool. A whole-answer assessor grades each (distinct answer text,
 nugget) pair through the grade cache, so two runs with the same answer are graded once and an edited nugget
 regrades only its own pairs; a mapped assessor reuses an existing grader's grades of the answers' passages (max
-over an answer's passages). Either way a grade becomes a label by two thresholds (:mod:`autograde.metrics.nugget_labels`).
+over an answer's passages). Either way a grade becomes a label by two thresholds (:mod:`autograde.grading.nugget_labels`).
 
 >>> import pandas as pd
 >>> grades = pd.DataFrame({"query_id": ["q"], "passage_id": ["a1"], "item_id": ["q/1"], "grade": [4],
@@ -26,7 +26,7 @@ import pandas as pd
 
 from autograde.core.errors import Problems
 from autograde.core.ids import md5_text
-from autograde.metrics.nugget_labels import label_of_grade
+from autograde.grading.nugget_labels import label_of_grade
 
 if TYPE_CHECKING:
     from autograde.config.model import Config, GraderConfig

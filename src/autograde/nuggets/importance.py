@@ -17,7 +17,7 @@ import pandas as pd
 
 from autograde.core.errors import InvalidValueError, Problems
 from autograde.core.log import logger
-from autograde.metrics.nugget_labels import IMPORTANCE_LABELS, importance_of_grade
+from autograde.grading.nugget_labels import IMPORTANCE_LABELS, importance_of_grade
 
 if TYPE_CHECKING:
     from autograde.config.model import Config, GraderConfig

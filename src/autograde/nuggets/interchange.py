@@ -24,7 +24,7 @@ import pandas as pd
 from autograde.core.errors import Problems
 from autograde.core.ids import item_id
 from autograde.core.text import atomic_write_text, iter_json_objects
-from autograde.metrics.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
+from autograde.grading.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.metrics.nuggets import ALL_QUERIES, MEASURES, REFERENCE_MEASURES, answer_scores, evaluation_table
 
 ASSIGNMENT_FIX = ('one JSON object per line: {"qid", "run_id", "answer_text", "nuggets": [{"text", "importance", '

@@ -30,6 +30,7 @@ from typing import Literal
 import pandas as pd
 
 from autograde.core.errors import InvalidValueError
+from autograde.core.stats import ranks_desc
 from autograde.io.trec import trec_ranked
 
 MissingPolicy = Literal["skip", "zero"]
@@ -72,10 +73,8 @@ def _mean_stderr(values: pd.Series) -> tuple[float, float, int]:
 
 def cover_leaderboard(per_query: pd.DataFrame, measure: Literal["cover", "ncover"]) -> pd.DataFrame:
     """Mean over queries with standard error, best first: rank, run, score, stderr, n_queries."""
-    from scipy.stats import rankdata
-
     rows = [(run, *_mean_stderr(g[measure])) for run, g in per_query.groupby("run", sort=True)]
     lb = pd.DataFrame(rows, columns=["run", "score", "stderr", "n_queries"])
-    lb["rank"] = rankdata(-lb["score"].fillna(-1).to_numpy(), method="average")
+    lb["rank"] = ranks_desc(lb["score"].fillna(-1).to_numpy())
     lb = lb.sort_values(["rank", "run"], kind="mergesort")
     return lb[["rank", "run", "score", "stderr", "n_queries"]].reset_index(drop=True)

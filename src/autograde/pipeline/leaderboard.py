@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from autograde.core.errors import UnknownNameError
+from autograde.core.stats import ranks_desc
 from autograde.io.trec import Qrels, RunDict
 from autograde.metrics.trec import evaluate_run, mean_over_queries
 
@@ -37,8 +38,6 @@ def evaluate_systems(qrels: Qrels, runs: dict[str, RunDict], measures: list[str]
 
 def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
     """One measure's mean per system, best first: columns rank, run, score, n_queries."""
-    from scipy.stats import rankdata  # here, not at the top: scipy.stats costs 1 s to import in every rule job
-
     allrows = evaluation[(evaluation["query_id"] == "all") & (evaluation["measure"] == measure)]
     if allrows.empty:
         known = sorted(evaluation["measure"].unique())
@@ -46,7 +45,7 @@ def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
     nq = evaluation[(evaluation["query_id"] != "all") & (evaluation["measure"] == measure)].groupby("run").size()
     lb = allrows[["run", "value"]].rename(columns={"value": "score"}).copy()
     lb["n_queries"] = lb["run"].map(nq).fillna(0).astype(int)
-    lb["rank"] = rankdata(-lb["score"].to_numpy(), method="average")
+    lb["rank"] = ranks_desc(lb["score"].to_numpy())
     lb = lb.sort_values(["rank", "run"], kind="mergesort")
     return lb[["rank", "run", "score", "n_queries"]].reset_index(drop=True)
 
@@ -57,7 +56,6 @@ def rank_correlation(lb: pd.DataFrame, official: dict[str, float]) -> dict[str, 
     The statistics are :mod:`autograde.core.stats`' (the correlation report's bootstrap uses the same functions).
     """
     import numpy as np
-    from scipy.stats import rankdata
 
     from autograde.core.stats import kendall_matrix, spearman_matrix
 
@@ -66,6 +64,6 @@ def rank_correlation(lb: pd.DataFrame, official: dict[str, float]) -> dict[str, 
         return {"n_systems": len(common), "spearman": float("nan"), "kendall": float("nan")}
     sub = lb.set_index("run").loc[common]
     ours = sub["score"].to_numpy(dtype=float)[None, :]
-    truth = -rankdata([official[r] for r in common], method="average")  # higher = better
+    truth = -ranks_desc([-official[r] for r in common])  # official rank 1 is best; higher = better
     return {"n_systems": len(common), "spearman": float(spearman_matrix(ours, truth)[0]),
             "kendall": float(np.asarray(kendall_matrix(ours, truth))[0])}

@@ -226,13 +226,13 @@ def run_retrieval_metrics(config: Config, qrels_path: str | Path, rankings_path:
     from autograde.core.tables import read_table
     from autograde.core.text import atomic_write_text
     from autograde.io.trec import read_qrels
-    from autograde.metrics.report import result_document, write_json
+    from autograde.metrics.report import result_document, write_server_json
     from autograde.metrics.retrieval import evaluate_retrieval, retrieval_markdown
     from autograde.pipeline.leaderboard import runs_from_rankings
 
     runs = runs_from_rankings(read_table(rankings_path))
     body = evaluate_retrieval(read_qrels(qrels_path), runs, config.metrics.retrieval, qrels_source=str(qrels_path))
-    write_json(json_path, result_document("retrieval", body))
+    write_server_json(json_path, result_document("retrieval", body))
     atomic_write_text(md_path, retrieval_markdown(body))
 
 
@@ -240,12 +240,12 @@ def run_generation_metrics(config: Config, data_path: str | Path, json_path: str
     """Generation metrics (EM, Acc, StringEM, CoverEM, F1, ROUGE) of predictions vs reference answers."""
     from autograde.core.text import atomic_write_text
     from autograde.metrics.generation import evaluate_generation, generation_markdown, read_generation_data
-    from autograde.metrics.report import result_document, write_json
+    from autograde.metrics.report import result_document, write_server_json
 
     g = config.metrics.generation
     data = read_generation_data(data_path, g.gold_key, g.pred_key)
     body = evaluate_generation(data.golds, data.preds, g, where=data.where)
-    write_json(json_path, result_document("generation", body))
+    write_server_json(json_path, result_document("generation", body))
     atomic_write_text(md_path, generation_markdown(body))
 
 

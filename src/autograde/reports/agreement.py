@@ -32,10 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from autograde.core.ids import PairKey
 from autograde.core.stats import cohen_kappa
 from autograde.io.trec import Qrels
-
-Key = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ class Agreement:
     """query_id, n, tp, fp, fn, tn, kappa, kappa_linear (queries with at least one covered judgment)."""
 
 
-def qrels_pairs(qrels: Qrels) -> dict[Key, int]:
+def qrels_pairs(qrels: Qrels) -> dict[PairKey, int]:
     """{(query_id, doc_id): label} of a qrels dict."""
     return {(q, d): int(v) for q, docs in qrels.items() for d, v in docs.items()}
 
@@ -100,7 +99,7 @@ def _counts(lab: np.ndarray, jud: np.ndarray, threshold: int, relevant_level: in
     return np.array([[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]])
 
 
-def compute_agreement(labels: Mapping[Key, int], judgments: Mapping[Key, int], threshold: int,
+def compute_agreement(labels: Mapping[PairKey, int], judgments: Mapping[PairKey, int], threshold: int,
                       relevant_level: int, name: str = "") -> Agreement:
     """Confusion tables and kappas of ``labels`` vs ``judgments`` over the judged pairs that have a label."""
     keys = sorted(k for k in judgments if k in labels)

@@ -30,10 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from autograde.core.errors import InvalidValueError
-from autograde.core.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
+from autograde.core.stats import kendall_matrix, ranks_desc, spearman_matrix, tau_ap_matrix
 
 METHODS = ("spearman", "kendall", "tau_ap")
 __all__ = ["METHODS", "CorrelationResult", "correlate", "kendall_matrix", "spearman_matrix", "system_query_matrix",
@@ -101,7 +100,7 @@ def correlate(per_query: pd.DataFrame, official: Mapping[str, float], methods: S
     scores = dict(zip(systems, full.tolist(), strict=True))
     if len(systems) < 2 or not queries:
         return CorrelationResult(len(systems), len(queries), dict(nan), dict(nan), dict(nan), scores)
-    truth = -rankdata([official[s] for s in systems], method="average")  # higher = better
+    truth = -ranks_desc([-official[s] for s in systems])  # official rank 1 is best; higher = better
     point = {m: float(_stat(m, full[None, :], truth)[0]) for m in methods}
     low, high = dict(nan), dict(nan)
     if samples > 0:

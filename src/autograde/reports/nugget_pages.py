@@ -18,17 +18,19 @@ import pandas as pd
 from autograde.config.nuggets import NUGGET_VARIANT
 from autograde.core.layout import Layout
 from autograde.core.tables import read_table
-from autograde.metrics.nugget_labels import SHORT
+from autograde.grading.nugget_labels import SHORT
 from autograde.metrics.nuggets import ALL_QUERIES, MEASURES
-from autograde.reports.render import render
+from autograde.reports.render import render_page
 
 Write = Callable[[Path, str, dict[str, Any]], None]
 
 
 def discover_assessors(results: Path) -> list[str]:
     """Assessors with a merged assignment table."""
-    d = results / "nuggets"
-    return sorted(p.name for p in d.iterdir() if (p / "assignments.parquet").is_file()) if d.is_dir() else []
+    lay = Layout.of(results)
+    d = Path(lay.nuggets_dir)
+    return sorted(p.name for p in d.iterdir() if Path(lay.nuggets(p.name, "assignments.parquet")).is_file()) \
+        if d.is_dir() else []
 
 
 def _means(ev: pd.DataFrame, names: list[str]) -> pd.DataFrame:
@@ -89,10 +91,10 @@ def build_nugget_pages(res: Path, out: Path, common: dict[str, Any], queries: di
                   "nuggets": int(labels.loc[labels["query_id"] == q, "item_id"].nunique())} for q in qids]
         card = {"name": a, "href": f"{a}/index.html", "means": means, "titles": titles, "summary": summary}
         cards.append(card)
-        write(out / a / "index.html", render("nuggets.html", **common, root="../", a=card, queries=qrows), stats)
+        write(out / a / "index.html", render_page("nuggets.html", **common, root="../", a=card, queries=qrows), stats)
         for n, q in enumerate(qids):
             page = _answer_page(q, labels[labels["query_id"] == q], ev, texts, answers, names)
-            write(out / a / "q" / f"{slug(q)}.html", render(
+            write(out / a / "q" / f"{slug(q)}.html", render_page(
                 "nugget_query.html", **common, root="../../", a=card, q=qrows[n], page=page, names=names,
                 titles=titles, prev_q=qrows[n - 1]["href"].removeprefix("q/") if n else None,
                 next_q=qrows[n + 1]["href"].removeprefix("q/") if n + 1 < len(qids) else None), stats)

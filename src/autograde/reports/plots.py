@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from autograde.reports.render import render
+from autograde.reports.render import render_page
 
 WIDTH, HEIGHT = 520, 400
 LEFT, RIGHT, TOP, BOTTOM = 64, 24, 40, 52
@@ -69,6 +69,6 @@ def scatter_svg(points: Sequence[Point], title: str, xlabel: str, ylabel: str, i
     yt = [(sy(t), f"{t:g}") for t in nice_ticks(y0, y1)]
     dots = [{"x": sx(p.x), "y": sy(p.y), "label": p.label, "vx": f"{p.x:.4g}", "vy": f"{p.y:.4g}",
              "right": sx(p.x) > LEFT + 0.75 * pw} for p in pts]
-    return render("scatter.svg", width=WIDTH, height=HEIGHT, left=LEFT, top=TOP, pw=pw, ph=ph, title=title,
+    return render_page("scatter.svg", width=WIDTH, height=HEIGHT, left=LEFT, top=TOP, pw=pw, ph=ph, title=title,
                   subtitle=subtitle, xlabel=xlabel, ylabel=ylabel, xticks=xt, yticks=yt, dots=dots,
                   show_labels=len(dots) <= 30, empty=not dots)

@@ -45,6 +45,6 @@ def environment() -> Environment:
     return env
 
 
-def render(template: str, **context: Any) -> str:
+def render_page(template: str, **context: Any) -> str:
     """Render one template with ``context``."""
     return environment().get_template(template).render(**context)

@@ -25,10 +25,11 @@ from typing import Any
 import pandas as pd
 
 from autograde.config.reports import GRADER_REPORT_FILES, ReportsConfig
+from autograde.core.layout import HUMAN, Layout
 from autograde.core.log import logger
 from autograde.core.tables import read_table
 from autograde.reports.linkcheck import broken_links
-from autograde.reports.render import render
+from autograde.reports.render import render_page
 
 
 def slug(name: str) -> str:
@@ -97,23 +98,24 @@ def _leaderboards(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def load_grader(results: Path, grader: str) -> GraderData:
-    d = results / "reports" / grader
-    f = {k: d / v for k, v in GRADER_REPORT_FILES.items()}
-    grades = read_table(results / "grades" / f"{grader}.parquet")
+    lay = Layout.of(results)
+    f = {k: Path(lay.report(grader, v)) for k, v in GRADER_REPORT_FILES.items()}
+    grades = read_table(lay.grades(grader))
     summary = json.loads(f["summary"].read_text()) if f["summary"].exists() else {}
     return GraderData(
         name=grader, grades=grades, items=_opt_table(f["bank_items"]), labels=_opt_table(f["passages"]),
         spurious=_read_tsv(f["spurious"]), missing=_read_tsv(f["missing"]), impact=_read_tsv(f["impact"]),
         agreement=_read_tsv(f["agreement"]), agreement_graded=_read_tsv(f["agreement_graded"]),
         agreement_per_query=_read_tsv(f["agreement_per_query"]), summary=summary,
-        leaderboards=_leaderboards(results / "leaderboards" / grader))
+        leaderboards=_leaderboards(Path(lay.leaderboards_dir(grader))))
 
 
 def discover_graders(results: Path) -> list[str]:
     """Graders with a grades table and a reports folder."""
-    d = results / "reports"
+    lay = Layout.of(results)
+    d = Path(lay.reports(""))
     return sorted(p.name for p in d.iterdir() if p.is_dir() and p.name != "plots"
-                  and (results / "grades" / f"{p.name}.parquet").exists()) if d.is_dir() else []
+                  and Path(lay.grades(p.name)).exists()) if d.is_dir() else []
 
 
 def _official(results: Path, official_path: str | Path | None) -> dict[str, float]:
@@ -231,27 +233,28 @@ def _write(path: Path, text: str, stats: dict[str, Any]) -> None:
 def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], official_path: str | Path | None,
            relevant_level: int, title: str) -> dict[str, Any]:
     stats: dict[str, Any] = {"pages": 0, "bytes": 0}
-    queries_df = _opt_table(res / "ingest" / "queries.parquet")
+    lay = Layout.of(res)
+    queries_df = _opt_table(Path(lay.ingest("queries")))
     queries = dict(zip(queries_df["query_id"], queries_df["query_text"], strict=True)) if len(queries_df) else {}
-    judgments = _opt_table(res / "ingest" / "judgments.parquet")
-    pool = _opt_table(res / "pool" / "pool.parquet")
+    judgments = _opt_table(Path(lay.ingest("judgments")))
+    pool = _opt_table(Path(lay.pool))
     pool_text = {(q, p): t for q, p, t in pool[["query_id", "passage_id", "text"]].itertuples(index=False)} if len(pool) else {}
     pool_systems = ({(q, p): int(n) for q, p, n in pool[["query_id", "passage_id", "n_systems"]].itertuples(index=False)}
                     if "n_systems" in pool else {})
     official = _official(res, official_path)
-    corr = _read_tsv(res / "reports" / "correlation.tsv")
+    corr = _read_tsv(Path(lay.reports("correlation.tsv")))
     if len(corr):
         from autograde.reports.nugget_pages import discover_assessors
 
         corr = corr[corr["grader"].isin([*graders, "human", *discover_assessors(res)])]
     methods = [m for m in ("spearman", "kendall", "tau_ap") if m in corr]
-    plots = res / "reports" / "plots"
+    plots = Path(lay.reports("plots"))
     if plots.is_dir():
         shutil.copytree(plots, out / "plots")
         stats["bytes"] += sum(p.stat().st_size for p in (out / "plots").rglob("*") if p.is_file())
     data = [load_grader(res, g) for g in graders]
     thresholds = sorted({int(t) for g in data for t in g.summary.get("thresholds", [])}) or [4]
-    human = _leaderboards(res / "leaderboards" / "human")
+    human = _leaderboards(Path(lay.leaderboards_dir(HUMAN)))
     common = {"title": title, "methods": methods, "official": official, "relevant_level": relevant_level,
               "method_names": {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "tau_ap": "τ-ap"}}
     agreement = [a for g in data for a in _agreement_rows(g.agreement)]
@@ -259,7 +262,7 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     from autograde.reports.nugget_pages import build_nugget_pages
 
     nuggets = build_nugget_pages(res, out, common, queries, _write, stats, slug)
-    _write(out / "index.html", render(
+    _write(out / "index.html", render_page(
         "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
         n_systems=len(next(iter(human.values()))) if human else None), stats)
@@ -300,7 +303,7 @@ def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: 
     for r in _records(g.agreement_graded):
         graded.setdefault(str(r["name"]).partition(" ")[2], []).append(r)
     graded_tables = {v: _pivot(rows) for v, rows in graded.items()}
-    _write(out / g.name / "index.html", render(
+    _write(out / g.name / "index.html", render_page(
         "grader.html", **common, root="../", g=g, queries=qrows, correlation=corr, agreement=_agreement_rows(g.agreement),
         graded=graded_tables, impact=_records(impact), spurious=_records(spurious), missing=_records(g.missing.head(200)),
         missing_total=len(g.missing), hrefs=hrefs, leaderboards=g.leaderboards), stats)
@@ -309,7 +312,7 @@ def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: 
         prev_q = qrows[n - 1]["href"].removeprefix("q/") if n > 0 else None
         next_q = qrows[n + 1]["href"].removeprefix("q/") if n + 1 < len(qids) else None
         qper = perq[perq["query_id"] == q] if len(perq) else perq
-        _write(out / g.name / "q" / f"{slug(q)}.html", render(
+        _write(out / g.name / "q" / f"{slug(q)}.html", render_page(
             "query.html", **common, root="../../", g=g, q=qrows[n], page=page, prev_q=prev_q, next_q=next_q,
             spurious=_records(g.spurious[g.spurious["query_id"] == q]) if len(g.spurious) else [],
             missing=_records(g.missing[g.missing["query_id"] == q]) if len(g.missing) else [],

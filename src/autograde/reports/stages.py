@@ -151,7 +151,7 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_table(out["bank_items"], items, ["query_id", "item_id"])
     label_taus = sorted({*thresholds, *(QrelsVariant.parse(v).tau for v in spec.variants)})
-    labels = verify.passage_labels(grades, judgments, label_taus)
+    labels = verify.passage_label_table(grades, judgments, label_taus)
     write_table(out["passages"], labels, ["query_id", "passage_id"], metadata={"thresholds": label_taus})
     write_table(out["verify"], verify.verify_lists(grades, judgments, items), None)
     missing = verify.missing_in_bank(labels, grades, thresholds, level)
@@ -240,7 +240,7 @@ def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str
                                             if src["grader"] != "human" else f"{src['measure']} (human qrels)",
                                             invert_x=True, subtitle=sub))
         rows.append({"grader": src["grader"], "qrels": src["qrels"], "measure": src["measure"], **res.row(methods),
-                     "plot": str(Path(plot).relative_to(Path(results) / "reports"))})
+                     "plot": str(Path(plot).relative_to(Layout.of(results).reports("")))})
     cols = ["grader", "qrels", "measure", "n_systems", "n_queries"]
     cols += [c for m in methods for c in (m, f"{m}_low", f"{m}_high")] + ["plot"]
     df = pd.DataFrame(rows, columns=cols)

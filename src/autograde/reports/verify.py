@@ -1,6 +1,6 @@
 """Phase 3 analyses over one grader's grades (Dietz, SIGIR 2024, sections 3.3, 4.4 and 6).
 
-- :func:`passage_labels`: per passage its human judgment, max grade and number of items graded >= tau
+- :func:`passage_label_table`: per passage its human judgment, max grade and number of items graded >= tau
   (the rows of the grid display and the labels Rubric-Qrels exports);
 - :func:`verify_lists`: per query and item, the passages with grade, extracted answer and judgment,
   highest grade first ("verify grading");
@@ -44,7 +44,7 @@ def count_column(tau: int) -> str:
     return f"count_ge_{tau}"
 
 
-def passage_labels(grades: pd.DataFrame, judgments: pd.DataFrame, thresholds: Iterable[int]) -> pd.DataFrame:
+def passage_label_table(grades: pd.DataFrame, judgments: pd.DataFrame, thresholds: Iterable[int]) -> pd.DataFrame:
     """One row per graded passage: query_id, passage_id, judgment, max_grade, n_items, n_failed, count_ge_<tau>.
 
     ``max_grade`` is the max-mode Rubric-Qrels label and ``count_ge_<tau>`` the count-mode label, computed by

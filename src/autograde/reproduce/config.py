@@ -77,7 +77,7 @@ class TableSettings(_Strict):
 
 
 class SpuriousSettings(TableSettings):
-    """Seed 000 section 6: spurious test bank entries and missing-in-bank passages of query 940547."""
+    """The Rubric-Grading Workbench paper (Dietz, SIGIR 2024), section 6: spurious test bank entries and missing-in-bank passages of query 940547."""
 
     ORIGINS: ClassVar[dict[str, tuple[str, str]]] = {"grid": (
         "FLAN-T5-large grading grid of DL20 query 940547", "TREMA-UNH/rubric-evaluation dl20-manual-verification/"
@@ -94,7 +94,7 @@ class SpuriousSettings(TableSettings):
 
 
 class AgreementSettings(TableSettings):
-    """Seed 000 Table 5: released prompt-class qrels against the official judgments (Cohen's kappa)."""
+    """The Rubric-Grading Workbench paper (Dietz, SIGIR 2024), Table 5: released prompt-class qrels against the official judgments (Cohen's kappa)."""
 
     ORIGINS: ClassVar[dict[str, tuple[str, str]]] = {
         "judgments": ("official TREC DL 2020 passage qrels", "the topics-and-qrels resources of pyserini 0.17.0 "

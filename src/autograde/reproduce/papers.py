@@ -92,7 +92,7 @@ class PaperFile(_Strict):
 
     paper: str = Field(description="citation of the paper (authors, title, venue)")
     short: str = Field(description="short name for the summary table ('Dietz, SIGIR 2024')")
-    seed: str | None = Field(default=None, description="the seed document under ../shared/seeds/ it is")
+    seed: str | None = Field(default=None, description="the file name of the paper's text in the reference material it was copied from (provenance; not read)")
     tables: list[PaperTable] = Field(min_length=1, description="the paper's tables compared with the tool")
 
     @model_validator(mode="after")

@@ -104,8 +104,7 @@ def _reference_means(qrels: dict, run: RunDict, k: int) -> dict[str, float]:
 
 def measure_server(s: ServerSettings) -> Measurement:
     """Retrieval means, permutation p-values and generation metrics (see the module doc)."""
-    from scipy import stats
-
+    from autograde.core.stats import scipy_paired_permutation_pvalues
     from autograde.metrics.config import RetrievalMetricsConfig
     from autograde.metrics.generation import score_item
     from autograde.metrics.retrieval import evaluate_retrieval, load_qrels, load_runs, per_query_measures
@@ -128,11 +127,8 @@ def measure_server(s: ServerSettings) -> Measurement:
         qids = sorted(set(pa) | set(pb))
         xa = np.array([[pa.get(q, {}).get(m, 0.0) for m in measures] for q in qids])
         xb = np.array([[pb.get(q, {}).get(m, 0.0) for m in measures] for q in qids])
-        ref = stats.permutation_test((xa, xb), lambda x, y, axis: np.mean(x - y, axis=axis), vectorized=True,
-                                     permutation_type="samples", alternative="two-sided",
-                                     n_resamples=s.permutation_resamples, axis=0,
-                                     rng=np.random.default_rng(s.permutation_seed + 1))
-        values += [Value(f"{na} vs {nb}", f"p({m})", float(ours[m]["p_value"]), reference=float(ref.pvalue[j]))
+        ref = scipy_paired_permutation_pvalues(xa, xb, s.permutation_resamples, s.permutation_seed + 1)
+        values += [Value(f"{na} vs {nb}", f"p({m})", float(ours[m]["p_value"]), reference=float(ref[j]))
                    for j, m in enumerate(measures)]
         notes.append(f"paired sign-flip test, {s.permutation_resamples} resamples each (ours: seed "
                      f"{s.permutation_seed}; scipy: seed {s.permutation_seed + 1}); both are Monte-Carlo estimates")

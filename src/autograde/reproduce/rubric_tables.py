@@ -1,4 +1,4 @@
-"""Seed 004 (LLM-RUBRIC) Table 1 and the calibrated-relevance comparison on DL20, through the rubric stage.
+"""LLM-RUBRIC (Hashemi et al., ACL 2024) Table 1 and the calibrated-relevance comparison on DL20, through the rubric stage.
 
 Rows are read generically from the rubric stage's outputs by system name (``report["systems"]``), so a
 system a newer rubric stage adds (a random baseline, an ablation) appears in ``measured.json`` without a
@@ -13,11 +13,11 @@ from typing import Any
 
 from autograde.reproduce.config import CalibratedSettings, RubricRealSettings, RubricSyntheticSettings
 from autograde.reproduce.measured import Measurement, Value, summarize
+from autograde.rubric.evaluate import METRICS
 
 __all__ = ["CALIBRATED_ROWS", "from_rubric_report", "measure_calibrated", "measure_rubric_real",
            "measure_rubric_synthetic"]
 
-METRICS = ("rmse", "pearson", "spearman", "kendall")
 CALIBRATED_ROWS = {
     "kappa": "calibrated labels (cross-validated by query)",
     "single_cv_kappa": "best single prompt chosen on the training folds",

@@ -23,7 +23,7 @@ def _difference(d: float | None, digits: int) -> str:
 
 def reproduction_page(index: dict[str, Any]) -> str:
     """The HTML page of an index document (:func:`autograde.reproduce.compare.index_json`)."""
-    from autograde.reports.render import render
+    from autograde.reports.render import render_page
 
     tables = []
     for t in index["tables"]:
@@ -33,5 +33,5 @@ def reproduction_page(index: dict[str, Any]) -> str:
                  "why": c["shown_why"], "css": CSS.get(c["outcome"], "other")} for c in t["cells"]]
         tables.append({**t, "rows": rows})
     summary = index["summary"]
-    return render("reproduction.html", title="autograde: reproducing the papers", root="", plan=index["plan"],
+    return render_page("reproduction.html", title="autograde: reproducing the papers", root="", plan=index["plan"],
                   summary=summary, tables=tables)

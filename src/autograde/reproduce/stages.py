@@ -25,7 +25,7 @@ from autograde.core.log import logger
 from autograde.reproduce.config import InputFile, ReproduceConfig, RubricSyntheticSettings, TableSettings
 from autograde.reproduce.measured import Measurement, read_measurement, write_measurement
 
-__all__ = ["TABLES", "build_index", "measured_path", "reproduction_files", "run_table", "table_inputs",
+__all__ = ["TABLES", "build_reproduction_index", "measured_path", "reproduction_files", "run_table", "table_inputs",
            "table_params"]
 
 
@@ -154,7 +154,7 @@ def _no_nan(x: Any) -> Any:
     return x
 
 
-def build_index(plan: ReproduceConfig, plan_source: str, measured: dict[str, str | Path] | None = None,
+def build_reproduction_index(plan: ReproduceConfig, plan_source: str, measured: dict[str, str | Path] | None = None,
                 out_md: str | Path | None = None, out_json: str | Path | None = None,
                 out_html: str | Path | None = None) -> dict[str, Any]:
     """Compare every paper YAML of the plan with the measurements; write the index (Markdown, JSON, HTML)."""

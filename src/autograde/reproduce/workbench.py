@@ -1,4 +1,4 @@
-"""Seed 000 (the Rubric-Grading Workbench) from its released files: section 6 and Table 5.
+"""The Rubric-Grading Workbench paper (Dietz, SIGIR 2024) from its released files: section 6 and Table 5.
 
 - Section 6: the spurious test bank entries of DL20 query 940547 (items graded >= tau on passages the
   assessors judged non-relevant, most such passages first) and the relevant passages the bank misses, on the
@@ -15,7 +15,7 @@ from autograde.core.errors import Problems
 from autograde.core.text import iter_json_objects
 from autograde.io.trec import read_qrels
 from autograde.reports.agreement import compute_agreement, qrels_pairs
-from autograde.reports.verify import missing_in_bank, passage_labels, spurious_entries
+from autograde.reports.verify import missing_in_bank, passage_label_table, spurious_entries
 from autograde.reproduce.config import AgreementSettings, SpuriousSettings
 from autograde.reproduce.measured import Measurement, Value
 
@@ -58,7 +58,7 @@ def measure_spurious(s: SpuriousSettings) -> Measurement:
     sp = spurious_entries(grades, judgments, [s.threshold], nonrelevant=s.nonrelevant,
                           relevant_level=s.relevant_level, items=items)
     values = [Value(str(r.item_text), "count", float(r.count)) for r in sp.head(s.top).itertuples()]
-    labels = passage_labels(grades, judgments, [s.threshold])
+    labels = passage_label_table(grades, judgments, [s.threshold])
     missing = missing_in_bank(labels, grades, [s.threshold], relevant_level=s.relevant_level)
     values.append(Value(MISSING_ROW, "passages", float(len(missing))))
     n_judged = len(judgments)

@@ -20,7 +20,7 @@ from autograde.rubric.baselines import BASELINES
 from autograde.rubric.dataset import CalibrationData, expected_values
 from autograde.rubric.evaluate import Evaluation, score
 from autograde.rubric.systems import LABELS, TABLE1, main_truth, system_predictions
-from autograde.rubric.table1 import SeedPredictions, markdown_table, table1
+from autograde.rubric.table1 import SeedPredictions, table1, table1_markdown
 from autograde.rubric.train import fit
 
 __all__ = ["cv_table1", "evaluate_transfer", "transfer_markdown"]
@@ -100,7 +100,7 @@ def evaluate_transfer(train: CalibrationData, test: CalibrationData, hp: Hyperpa
 def transfer_markdown(report: dict[str, Any]) -> str:
     """Table 1 of the train/test protocol with the data counts and the unseen judges."""
     tr, te = report["train"], report["test"]
-    lines = [markdown_table(report["table1"], f"{report['main']}: trained on one set, evaluated on another"),
+    lines = [table1_markdown(report["table1"], f"{report['main']}: trained on one set, evaluated on another"),
              f"Training: {tr['rows']} annotations of {tr['texts']} texts by {tr['judges']} judges; test: {te['rows']} "
              f"annotations of {te['texts']} texts by {te['judges']} judges; {report['unseen_judge_rows']} test "
              f"annotation(s) by {len(report['unseen_judges'])} judge(s) without training annotations (predicted "

@@ -25,7 +25,7 @@ from autograde.rubric.human_answers import read_human
 from autograde.rubric.llm_answers import read_llm
 from autograde.rubric.report import write_json
 from autograde.rubric.tables import HumanAnswers, LlmAnswers
-from autograde.rubric.train import fit, load_model, save_model
+from autograde.rubric.train import fit, load_network, save_network
 
 __all__ = [
     "load_training_data",
@@ -103,7 +103,7 @@ def run_fit(cfg: RubricConfig, out_model: str | Path, out_report: str | Path) ->
     if cfg.selection.enabled:
         hp, table = select_hyperparameters(data, cfg.network, cfg.selection, cfg.seed)
     model = fit(data, hp, cfg.seed)
-    save_model(out_model, model)
+    save_network(out_model, model)
     report = {
         "rubric": rubric.name, "main": rubric.main, "rows": len(data), "texts": len(set(data.text_ids.tolist())),
         "judges": list(model.judges), "seed": cfg.seed, "hyperparameters": hp.model_dump(), "selection": table,
@@ -139,7 +139,7 @@ def run_predict(model_path: str | Path, rubric_path: str | Path, llm_path: str |
     ``judges`` defaults to every judge the model knows. A judge the model never saw is predicted from the
     judge-independent weights alone and flagged ``judge_independent`` (also in the log).
     """
-    model = load_model(model_path)
+    model = load_network(model_path)
     rubric = load_rubric(rubric_path)
     llm = read_llm(llm_path, rubric, llm_format)
     wanted = list(judges) if judges else list(model.judges)
@@ -165,7 +165,7 @@ def run_evaluate(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | N
                  out_tex: str | Path | None = None) -> dict[str, Any]:
     """Cross-validated evaluation over the configured seeds; writes the report, tables, predictions, diagram."""
     from autograde.rubric.protocols import cv_table1
-    from autograde.rubric.table1 import latex_table, markdown_table
+    from autograde.rubric.table1 import latex_table, table1_markdown
 
     _rubric, data = load_training_data(cfg)
     result = evaluate(data, cfg.network, cfg.evaluation, cfg.selection if cfg.selection.enabled else None)
@@ -174,7 +174,7 @@ def run_evaluate(cfg: RubricConfig, out_json: str | Path, out_md: str | Path | N
     title = f"Table 1, {data.main}: {cfg.evaluation.folds}-fold cross-validation grouped by text"
     write_json(out_json, result.report)
     if out_md:
-        atomic_write_text(out_md, markdown_report(result.report) + "\n" + markdown_table(result.report["table1"], title))
+        atomic_write_text(out_md, markdown_report(result.report) + "\n" + table1_markdown(result.report["table1"], title))
     if out_tex:
         atomic_write_text(out_tex, latex_table(result.report["table1"], title))
     if out_predictions:

@@ -1,4 +1,4 @@
-"""The systems of LLM-RUBRIC's Table 1 (seed 004), each trained on one set of annotations and predicting the main
+"""The systems of LLM-RUBRIC's Table 1 (Hashemi et al., ACL 2024), each trained on one set of annotations and predicting the main
 question of another: the baselines, LLM-RUBRIC, and the oracle with its ablations.
 
 =========================  ==========================================================================================

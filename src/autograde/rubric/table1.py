@@ -25,7 +25,7 @@ import numpy as np
 from autograde.rubric.evaluate import METRICS, score
 from autograde.rubric.systems import LABELS
 
-__all__ = ["SeedPredictions", "latex_table", "markdown_table", "swap_test", "table1"]
+__all__ = ["SeedPredictions", "latex_table", "table1_markdown", "swap_test", "table1"]
 
 MARKED: tuple[str, ...] = ("rmse", "pearson")
 EXTRA_MARKS = {"constant": "C", "judge_mean": "J", "judge_isotonic": "I"}
@@ -127,7 +127,7 @@ def _cell(report: dict[str, Any], system: str, metric: str, digits: int, latex: 
     return text
 
 
-def markdown_table(report: dict[str, Any], title: str) -> str:
+def table1_markdown(report: dict[str, Any], title: str) -> str:
     """Table 1 as Markdown (marks as superscripts)."""
     lines = [f"## {title}", "",
              f"{report['rows']} annotations; mean ± sd over seeds {', '.join(map(str, report['seeds']))}; a "

@@ -31,9 +31,9 @@ from autograde.core.text import atomic_write_bytes
 from autograde.rubric.dataset import CalibrationData
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
 
-__all__ = ["FittedModel", "deterministic", "fit", "group_folds", "load_model", "save_model"]
+__all__ = ["FittedModel", "deterministic", "fit", "group_folds", "load_network", "save_network"]
 
-FORMAT_VERSION = 1
+NETWORK_FORMAT_VERSION = 1
 
 
 @contextmanager
@@ -210,10 +210,10 @@ def fit(data: CalibrationData, hp: Hyperparameters, seed: int = 0) -> FittedMode
                        reports, data.notes)
 
 
-def save_model(path: str | Path, model: FittedModel) -> None:
+def save_network(path: str | Path, model: FittedModel) -> None:
     """One file: the members' weights and a JSON header (judges, questions, options, hyperparameters)."""
     meta = {
-        "format_version": FORMAT_VERSION, "judges": list(model.judges), "questions": list(model.questions),
+        "format_version": NETWORK_FORMAT_VERSION, "judges": list(model.judges), "questions": list(model.questions),
         "option_values": [list(v) for v in model.option_values], "main": model.main,
         "feature_names": list(model.feature_names), "hyperparameters": model.hyperparameters.model_dump(),
         "seed": model.seed, "notes": list(model.notes),
@@ -224,15 +224,15 @@ def save_model(path: str | Path, model: FittedModel) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def load_model(path: str | Path) -> FittedModel:
-    """Read a model written by :func:`save_model` (weights only: nothing is executed on load)."""
+def load_network(path: str | Path) -> FittedModel:
+    """Read a model written by :func:`save_network` (weights only: nothing is executed on load)."""
     blob: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
     meta = json.loads(blob["meta"])
-    if meta.get("format_version") != FORMAT_VERSION:
+    if meta.get("format_version") != NETWORK_FORMAT_VERSION:
         from autograde.core.errors import Problems
 
         problems = Problems()
-        problems.add(path, None, f"model format {meta.get('format_version')} is not {FORMAT_VERSION}",
+        problems.add(path, None, f"model format {meta.get('format_version')} is not {NETWORK_FORMAT_VERSION}",
                      "refit the model with 'autograde rubric fit'")
         problems.raise_if_any()
     hp = Hyperparameters.model_validate(meta["hyperparameters"])

@@ -24,6 +24,7 @@ from autograde.config.checks import check_config, grade_range
 from autograde.config.experiment import ConfigSource
 from autograde.core.errors import AutogradeError, Problems
 from autograde.core.ids import content_hash
+from autograde.core.layout import CacheLayout
 from autograde.core.log import logger
 from autograde.core.paths import expand_globs
 
@@ -130,9 +131,10 @@ def check_official_leaderboard(config: Config, inputs: Inputs, src: ConfigSource
 def check_gold_answers(config: Config, banks: dict[str, Bank], src: ConfigSource, problems: Problems) -> None:
     """A grader whose prompt checks answers against the answer key has gold answers for every item."""
     from autograde.grading.prompts import get_prompt
+    from autograde.grading.registry import backend
 
     for g in config.graders:
-        if g.backend == "embedded" or not g.prompt_class or g.bank not in banks:
+        if not backend(g.backend).language_model or not g.prompt_class or g.bank not in banks:
             continue
         try:
             prompt = get_prompt(g.prompt_class)
@@ -201,7 +203,7 @@ def _stamp_path(config: Config) -> Path:
 
     key = content_hash({"config": config.model_dump(mode="json"), "files": [stat(p) for p in input_files(config)],
                         "cwd": os.getcwd()}, 32)
-    return Path(config.grading.cache_dir) / "checks" / f"{key}.json"
+    return Path(CacheLayout.of(config.grading.cache_dir).check_stamp(key))
 
 
 def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False) -> CheckReport:

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from autograde.core.layout import CacheLayout
 from autograde.core.runtime import gpu_visibility
 from autograde.pipeline.jobs import needs_gpu
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from autograde.grading.spec import ModelSpec
     from autograde.pipeline.ingest import Inputs
 
-Status = Literal["ok", "warn", "fail"]
+CheckStatus = Literal["ok", "warn", "fail"]
 
 REQUIRED_MODULES: dict[str, str] = {
     "pydantic": "pydantic", "yaml": "pyyaml", "numpy": "numpy", "pandas": "pandas", "pyarrow": "pyarrow",
@@ -45,7 +46,7 @@ class Check:
     """One check's outcome: what was checked, the result, and how to fix a problem."""
 
     name: str
-    status: Status
+    status: CheckStatus
     detail: str
     fix: str = ""
 
@@ -53,7 +54,7 @@ class Check:
 # ----------------------------------------------------------------------------------------------- checks
 
 
-def check_config(path: str | Path) -> tuple[Config | None, list[Check]]:
+def load_config_check(path: str | Path) -> tuple[Config | None, list[Check]]:
     """Load and validate the config file."""
     from autograde.config.experiment import load_config
     from autograde.core.errors import ConfigError
@@ -114,7 +115,7 @@ def check_vllm_environment(config: Config) -> list[Check]:
     out = []
     from autograde.grading.registry import backend
 
-    for g in (g for g in config.graders if backend(g.backend).environment == "vllm"):
+    for g in (g for g in config.graders if backend(g.backend).environment != "main"):
         try:
             python = find_vllm_python(g.options.get("python"))
         except GraderSetupError as exc:
@@ -171,7 +172,7 @@ def check_gpu(config: Config) -> list[Check]:
                   fix)]
 
 
-def check_models(config: Config, timeout: float = 5.0) -> list[Check]:
+def model_checks(config: Config, timeout: float = 5.0) -> list[Check]:
     """Every model spec's model (graders, generated banks, nugget models): local files or the Hugging Face cache
     (the same verdict as ``autograde validate``: :func:`autograde.config.checks.model_verdict`), the embedded
     encoder's weights, openai endpoints and their keys."""
@@ -273,7 +274,7 @@ def check_writable(config: Config) -> list[Check]:
     """The grade cache and the results folder can be created and written."""
     out = []
     for what, folder, fix in (
-        ("cache dir", Path(config.grading.cache_dir) / "grades", "set grading.cache_dir to a writable folder "
+        ("cache dir", Path(CacheLayout.of(config.grading.cache_dir).folder("grades")), "set grading.cache_dir to a writable folder "
          "(on a cluster: on the shared filesystem, so every job sees the same cache)"),
         ("results dir", Path(config.results_dir), "set results_dir to a writable folder"),
     ):
@@ -325,12 +326,12 @@ def check_estimate(config: Config, inputs: Inputs | None, config_path: str | Pat
 
 def run_checks(config_path: str | Path, endpoint_timeout: float = 5.0, estimate: bool = True) -> list[Check]:
     """Every check, in order; later checks that need a valid config or inputs are skipped when those fail."""
-    config, checks = check_config(config_path)
+    config, checks = load_config_check(config_path)
     if config is None:
         return checks
     checks += check_packages(config)
     checks += check_gpu(config)
-    checks += check_models(config, timeout=endpoint_timeout)
+    checks += model_checks(config, timeout=endpoint_timeout)
     checks += check_writable(config)
     inputs, input_checks = check_inputs(config)
     checks += input_checks

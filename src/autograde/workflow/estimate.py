@@ -6,15 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograde.core.layout import Layout
+from autograde.grading.registry import backend
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from autograde.config.model import Config
     from autograde.pipeline.ingest import Inputs
-
-CHEAP_GRADER_BACKENDS = frozenset({"embedded", "openai"})
-"""Backends whose ``make_grader`` loads nothing heavy, so the estimate can render prompts and ask the cache."""
-
 
 @dataclass(frozen=True)
 class PromptEstimate:
@@ -37,7 +36,7 @@ def _pool_for_estimate(config: Config, inputs: Inputs | None,
     from autograde.pipeline.ingest import ingest
     from autograde.pipeline.pool import build_pool
 
-    stored = Path(config.results_dir) / "pool" / "pool.parquet"
+    stored = Path(Layout.of(config.results_dir).pool)
     sources = [config.data.queries_file, *expand_globs(config.data.runs), *expand_globs(config.data.answers),
                *expand_globs(config.data.corpus), *([config.data.qrels] if config.data.qrels else [])]
     if config_path:
@@ -79,7 +78,7 @@ def estimate_prompts(config: Config, inputs: Inputs | None = None,
                                       "counted once it exists"))
             continue
         requests = build_requests(pool, queries, items_for_grader(config, g.name, queries))
-        if g.backend not in CHEAP_GRADER_BACKENDS:
+        if backend(g.backend).local_model:  # building it loads model files; other backends load nothing heavy
             out.append(PromptEstimate(g.name, len(requests), None, len(requests),
                                       "cache not checked: building this grader loads the model"))
             continue

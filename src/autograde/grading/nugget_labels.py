@@ -52,7 +52,7 @@ def importance_of_grade(grade: int) -> str:
     return "vital" if grade >= IMPORTANCE_GRADES["vital"] else "okay"
 
 
-def check_thresholds(thresholds: tuple[int, int] | list[int]) -> str | None:
+def threshold_pair_problem(thresholds: tuple[int, int] | list[int]) -> str | None:
     """The problem with a pair of thresholds (None when fine): two integers >= 1, partial not above support."""
     if len(thresholds) != 2:
         return f"give two thresholds [partial_support, support], got {list(thresholds)}"
