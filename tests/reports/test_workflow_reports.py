@@ -75,3 +75,34 @@ def test_bank_edit_regrades_one_shard_and_rebuilds_reports_and_site(example_run:
     site_after = (wd / "results/site/minilm-questions/q/q105.html").read_text()
     assert "brewing French press coffee?" in site_after and "brewing French press coffee?" not in site_before
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(snakemake(wd, "-n"))
+
+
+def _rows(path: Path) -> list[tuple[str, str, str]]:
+    df = pd.read_csv(path, sep="\t", dtype=str)
+    return list(zip(df["grader"], df["qrels"], df["measure"], strict=True))
+
+
+@pytest.mark.slow
+def test_report_and_site_by_hand_equal_the_workflows(example_run: Path, tmp_path: Path) -> None:
+    """One leaderboard list: the correlation report has results/correlation.tsv's rows, in its order; `autograde
+    report` and `autograde site` run by hand ($AUTOGRADE_EXPERIMENT naming the experiment) write the same files."""
+    import os
+    import sys
+
+    r = example_run / "results"
+    assert _rows(r / "reports" / "correlation.tsv") == _rows(r / "correlation.tsv")
+    wd = tmp_path / "wd"
+    shutil.copytree(example_run, wd, symlinks=True)
+    shutil.rmtree(wd / "results" / "site")
+    (wd / "results" / "reports" / "correlation.tsv").unlink()
+    env = {**os.environ, "AUTOGRADE_EXPERIMENT": str(wd / "config.yaml"), "OMP_NUM_THREADS": "1"}
+    for cmd in (["report"], ["site"]):
+        done = subprocess.run([sys.executable, "-m", "autograde.cli", *cmd], cwd=wd, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    by_hand = wd / "results"
+    assert (by_hand / "reports" / "correlation.tsv").read_bytes() == (r / "reports" / "correlation.tsv").read_bytes()
+    made = sorted(p.relative_to(by_hand / "site") for p in (by_hand / "site").rglob("*") if p.is_file())
+    assert made == sorted(p.relative_to(r / "site") for p in (r / "site").rglob("*") if p.is_file())
+    differ = [p for p in made if (by_hand / "site" / p).read_bytes() != (r / "site" / p).read_bytes()]
+    assert not differ, differ

@@ -43,6 +43,15 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     assert set(lb["run"]) == {"good", "bad", "gen"}
     corr = pd.read_csv(r / "correlation.tsv", sep="\t")
     assert ((corr["grader"] == "calibrated") & (corr["qrels"] == "threshold-2")).sum() == 2  # two measures
+    # the correlation report (made by hand here: reports are off) has every leaderboard of the workflow, calibrated
+    # included, in the same order: both read the one list of leaderboards
+    done = subprocess.run([sys.executable, "-m", "autograde.cli", "report", "--config", str(mini)], cwd=wd,
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = pd.read_csv(r / "reports" / "correlation.tsv", sep="\t", dtype=str)
+    ours = pd.read_csv(r / "correlation.tsv", sep="\t", dtype=str)
+    assert list(zip(report["grader"], report["qrels"], report["measure"], strict=True)) == list(
+        zip(ours["grader"], ours["qrels"], ours["measure"], strict=True))
     again = subprocess.run([*cmd, "-n"], capture_output=True, text=True, timeout=300)
     assert "Nothing to be done" in again.stdout + again.stderr
     model = r / "calibrated_qrels" / "model"
