@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import REPO
+from support.helpers import REPO
 
 from autograde.config.reference import END, START, reference_markdown
 

@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO
+from support.helpers import REPO
 
 from autograde import LAYERS
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.cli import main
 from autograde.core.ids import item_id

@@ -13,15 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loopback_server import Faults, LoopbackServer
+from support.canned_banks import BAD, CANNED, GOOD, CannedChat, queries_tsv
+from support.loopback_server import Faults, LoopbackServer
 
 from autograde.banks.generate import make_generator, query_prompts
 from autograde.banks.stages import BankGenerationError, run_generate_shard, run_merge_bank
 from autograde.config.experiment import validate_config
 from autograde.core.errors import EndpointError
 from autograde.io.banks.read import read_bank
-
-from .canned import BAD, CANNED, GOOD, CannedChat, queries_tsv
 
 
 @pytest.fixture
@@ -114,7 +113,7 @@ def test_merged_bank_failure_policy_and_provenance(tmp_path: Path, served) -> No
     msg = str(err.value)
     assert "5 of 9 queries have no valid items (more than allow_failures = 0)" in msg
     assert f"{shard[1]}:1: query q5: no valid answer in 3 attempt(s)" in msg and "allow_failures" in msg.split("fix:")[1]
-    with pytest.raises(Exception, match="generated for an older generation config"):
+    with pytest.raises(Exception, match="made for an older generation config"):
         run_merge_bank(config, "questions", [shard[0]], [shard[1]], [shard[2]], *out, expected_digests={"1-of-1": "d2"})
 
     config = experiment(tmp_path, srv, allow_failures=0.6)

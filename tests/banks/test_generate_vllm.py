@@ -7,24 +7,14 @@ Skips where the vLLM environment is absent (``make vllm-env`` builds it); CI mus
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO
-from vllm_helpers import CPU_OPTIONS, smollm2_model_dir, vllm_python
+from support.helpers import run_workflow
+from support.vllm import CPU_OPTIONS, smollm2_model_dir, vllm_python
 
 from autograde.io.banks.read import read_bank
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
-                          timeout=900)
 
 
 @pytest.mark.slow
@@ -39,7 +29,7 @@ def test_vllm_bank_through_the_workflow(mini: Path) -> None:
         "decoding": {"max_new_tokens": 96}, "options": CPU_OPTIONS}}
     raw["graders"] = [{"name": "sim", "backend": "embedded", "bank": "questions"}]
     mini.write_text(yaml.safe_dump(raw))
-    run = snakemake(wd, "results/banks/questions.jsonl.gz", "--set-scatter", "generate_bank=1")
+    run = run_workflow(wd, "results/banks/questions.jsonl.gz", "--set-scatter", "generate_bank=1")
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     stats = json.loads((wd / "results/banks/questions.stats.json").read_text())
     bank = read_bank(wd / "results/banks/questions.jsonl.gz")

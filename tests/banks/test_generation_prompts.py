@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import shared_seed
+from support.helpers import shared_seed
 
 from autograde.cli.prompts import register
 from autograde.grading.prompts import (

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from helpers import shared_data
 from scipy.stats import spearmanr
+from support.helpers import shared_data
 
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest

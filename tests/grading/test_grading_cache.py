@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.config.model import GraderConfig
 from autograde.core.ids import item_id

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TEST_DATA
+from support.helpers import TEST_DATA
 
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TEST_DATA
-from loopback_server import Faults, LoopbackServer, SmolLM2Chat
+from support.helpers import TEST_DATA
+from support.loopback_server import Faults, LoopbackServer, SmolLM2Chat
 
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest

@@ -20,8 +20,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from helpers import TEST_DATA
-from vllm_helpers import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_model_dir
+from support.helpers import TEST_DATA
+from support.vllm import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_model_dir
 
 from autograde.config.model import GraderConfig
 from autograde.core.errors import GraderSetupError

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.core.errors import InputError
 from autograde.metrics.config import GenerationMetricsConfig

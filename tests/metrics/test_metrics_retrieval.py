@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.core.errors import InputError
 from autograde.io.trec import read_qrels, read_run

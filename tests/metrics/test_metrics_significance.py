@@ -8,8 +8,8 @@ import random
 
 import numpy as np
 import pytest
-from helpers import shared_data
 from scipy import stats
+from support.helpers import shared_data
 
 from autograde.core.errors import UnknownNameError
 from autograde.metrics.config import RetrievalMetricsConfig

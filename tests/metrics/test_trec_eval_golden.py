@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import MISSING_REFERENCE, SHARED_DATA
+from support.helpers import MISSING_REFERENCE, SHARED_DATA
 
 from autograde.io.trec import read_qrels, read_run
 from autograde.metrics.trec import evaluate_run, mean_over_queries

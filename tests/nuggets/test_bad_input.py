@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import write_mini_dataset
+from support.mini import write_mini_dataset
 
 from autograde.cli import main
 from autograde.config.experiment import load_config

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import write_mini_dataset
-from helpers import REPO
-from loopback_server import LoopbackServer, SmolLM2Chat
+from support.helpers import job_stats, run_workflow
+from support.loopback_server import LoopbackServer, SmolLM2Chat
+from support.mini import write_mini_dataset
 
 from autograde.core.ids import item_id
 from autograde.core.tables import read_table
@@ -56,26 +54,6 @@ def write_bank(path: Path, nuggets: dict[str, list[tuple[str, str]]]) -> None:
         + "\n" for q, items in nuggets.items()))
 
 
-def snakemake(workdir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", *extra]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", KEY_ENV: "sk-nuggets"}
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
-    return run
-
-
-def job_counts(dry_run: str) -> dict[str, int]:
-    """Snakemake's "Job stats" table of a dry run: rule -> jobs."""
-    table = dry_run.split("Job stats:")[1].split("Reasons:")[0] if "Job stats:" in dry_run else ""
-    out = {}
-    for line in table.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            out[parts[0]] = int(parts[1])
-    return out
-
-
 def mtimes(root: Path, pattern: str) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.glob(pattern))}
 
@@ -95,7 +73,7 @@ def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) ->
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
     res = tmp_path / "results"
 
-    snakemake(tmp_path)
+    nugget_run(tmp_path)
     stats = json.loads((res / "nuggets/llm-assign/stats.json").read_text())
     # q1: 2 answers x 2 nuggets, q2: 2 x 2, q3: 1 x 2 = 10 distinct pairs, each graded once
     assert stats["grades"]["pairs"] == stats["grades"]["computed"] == 10 and stats["grades"]["ok"] == 10
@@ -120,10 +98,10 @@ def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) ->
     untouched = mtimes(res, "nuggets/llm-assign/shards/2-of-2.*")
     edited = {**NUGGETS, "q1": [("Bees collect nectar from many flowers", "vital"), NUGGETS["q1"][1]]}
     write_bank(tmp_path / "data" / "nuggets.jsonl", edited)
-    jobs = job_counts(snakemake(tmp_path, "-n").stdout)
+    jobs = job_stats(nugget_run(tmp_path, "-n").stdout)
     assert jobs.get("assign_nuggets") == 1 and jobs.get("score_nuggets") == 1, jobs
     assert jobs.get("merge_nuggets") == 1 and "nugget_answers" not in jobs and "grade" not in jobs
-    snakemake(tmp_path)
+    nugget_run(tmp_path)
     assert server.llm.calls - calls == 2  # the new nugget x the 2 distinct answers of q1
     shard = json.loads((res / "nuggets/llm-assign/shards/1-of-2.stats.json").read_text())
     assert shard["computed"] == 2 and shard["cached"] == shard["pairs"] - 2
@@ -138,9 +116,9 @@ def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) ->
     calls = server.llm.calls
     edited["q2"] = [(NUGGETS["q2"][0][0], "vital"), NUGGETS["q2"][1]]
     write_bank(tmp_path / "data" / "nuggets.jsonl", edited)
-    jobs = job_counts(snakemake(tmp_path, "-n").stdout)
+    jobs = job_stats(nugget_run(tmp_path, "-n").stdout)
     assert "assign_nuggets" not in jobs and jobs.get("score_nuggets") == 1 and jobs.get("nugget_importance") == 1, jobs
-    snakemake(tmp_path)
+    nugget_run(tmp_path)
     assert server.llm.calls == calls
     ev = read_table(res / "eval/llm-assign/nuggets.parquet")
     q2 = ev[(ev["query_id"] == "q2") & (ev["measure"] == "vital_score")]
@@ -152,9 +130,14 @@ def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) ->
     assert "Traceback" not in (tmp_path / "logs/score_nuggets/llm-assign/2-of-2.log").read_text()
 
 
+def nugget_run(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The workflow on a nugget experiment (its openai assessors get a key from the environment)."""
+    return run_workflow(workdir, *args, env={KEY_ENV: "sk-nuggets"}, check=True)
+
+
 def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hand-set importance wins; the model (NuggetImportance, hf SmolLM2) labels the rest, once (then the cache)."""
-    from vllm_helpers import smollm2_gguf
+    from support.vllm import smollm2_gguf
 
     from autograde.config.experiment import load_config
     from autograde.nuggets.stages import run_importance

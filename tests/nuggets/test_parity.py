@@ -11,8 +11,8 @@ import json
 import random
 from pathlib import Path
 
-from helpers import TEST_DATA
-from nuggetizer_helpers import NUGGETIZER_VERSION, reference_scores
+from support.helpers import TEST_DATA
+from support.nuggetizer import NUGGETIZER_VERSION, reference_scores
 
 from autograde.grading.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.nuggets.interchange import compare_scores, read_assignments, read_reference_scores, reference_lines

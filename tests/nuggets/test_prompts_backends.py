@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import REPO
-from loopback_server import LoopbackServer, SmolLM2Chat
-from vllm_helpers import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_gguf, smollm2_model_dir
+from support.helpers import REPO
+from support.loopback_server import LoopbackServer, SmolLM2Chat
+from support.vllm import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_gguf, smollm2_model_dir
 
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import write_mini_dataset
+from support.mini import write_mini_dataset
 
 from autograde.cli import main
 from autograde.core.tables import read_table

@@ -6,58 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import REPO
-
-EXAMPLE = REPO / "config" / "example"
-
-
-def write_example_experiment(root: Path) -> Path:
-    """The bundled example's data under ``root/data`` and a trimmed experiment config (fast on 2 cores: one
-    grader, two shards, one threshold, two measures)."""
-    shutil.copytree(EXAMPLE, root / "data")
-    cfg = root / "config.yaml"
-    cfg.write_text(textwrap.dedent("""\
-        data:
-          queries: data/queries.tsv
-          corpus: [data/corpus.jsonl]
-          runs: ["data/runs/*.run"]
-          answers: [data/answers/rag-gen.jsonl]
-          qrels: data/qrels.txt
-          official_leaderboard: data/official_leaderboard.json
-        banks:
-          questions: data/bank/questions.jsonl
-          nuggets: data/bank/nuggets.jsonl
-        grading:
-          shards: 2
-          cache_dir: cache
-        graders:
-          - name: minilm-questions
-            backend: embedded
-            bank: questions
-            prompt_class: QuestionSelfRatedUnanswerablePromptWithChoices
-        qrels:
-          modes: [max, count]
-          thresholds: [4]
-        evaluation:
-          measures: [ndcg_cut_10, recip_rank]
-        reports:
-          bootstrap_samples: 200
-          bootstrap_seed: 7
-        """))
-    return cfg
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the repository's Snakefile on ``workdir/config.yaml`` with 2 cores."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+from support.example import write_example_experiment
+from support.helpers import run_workflow
 
 
 @pytest.fixture(scope="session")
@@ -65,8 +18,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A working directory where the whole workflow (reports and site included) ran on the bundled example."""
     wd = tmp_path_factory.mktemp("example-run")
     write_example_experiment(wd)
-    run = snakemake(wd)
-    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    run_workflow(wd, check=True)
     return wd
 
 
@@ -101,7 +53,7 @@ def grid_full_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import json
 
     import pandas as pd
-    from helpers import shared_data
+    from support.helpers import shared_data
 
     from autograde.config.reports import ReportsConfig
     from autograde.core.tables import write_table

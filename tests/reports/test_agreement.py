@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.io.trec import read_qrels
 from autograde.reports.agreement import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.reports.verify import missing_in_bank, passage_label_table, spurious_entries, verify_lists
 

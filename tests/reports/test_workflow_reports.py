@@ -4,26 +4,18 @@ edited shard and rebuilds the reports and the site from the merged grades."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.helpers import job_stats, run_workflow
 
 from autograde.config.reports import GRADER_REPORT_FILES
 from autograde.pipeline.shards import shard_assignment
 
-from .conftest import snakemake
-
 GRADERS = ("minilm-questions",)
-
-
-def scheduled(dry: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    """Job counts per rule from a dry run's 'Job stats' table."""
-    stats = dry.stdout.split("Job stats:")[-1]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M) if m.group(1) != "total"}
 
 
 @pytest.mark.slow
@@ -45,7 +37,7 @@ def test_workflow_builds_reports_and_site(example_run: Path) -> None:
     assert (r / "site" / "index.html").exists()
     assert sorted(p.name for p in (r / "site" / "minilm-questions" / "q").glob("*.html")) == [
         f"q10{i}.html" for i in range(1, 9)]
-    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(snakemake(example_run, "-n"))
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(example_run, "-n"))
 
 
 @pytest.mark.slow
@@ -56,15 +48,15 @@ def test_bank_edit_regrades_one_shard_and_rebuilds_reports_and_site(example_run:
     old = "What is the bloom when brewing coffee?"
     assert old in bank.read_text()
     bank.write_text(bank.read_text().replace(old, "What is the bloom when brewing French press coffee?"))
-    dry = snakemake(wd, "-n")
-    jobs = scheduled(dry)
+    dry = run_workflow(wd, "-n")
+    jobs = job_stats(dry)
     assert jobs.get("grade") == 1 and "ingest" not in jobs and "pool" not in jobs, dry.stdout
     assert jobs.get("reports") == 1 and jobs.get("site") == 1 and jobs.get("report_correlation") == 1, jobs
     shard = shard_assignment([f"q10{i}" for i in range(1, 9)], 2)["q105"] + 1
     assert f"scatteritem={shard}-of-2" in dry.stdout
 
     site_before = (wd / "results/site/minilm-questions/q/q105.html").read_text()
-    run = snakemake(wd)
+    run = run_workflow(wd)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     stats = json.loads((wd / f"results/grades/minilm-questions/shards/{shard}-of-2.stats.json").read_text())
     pool = pd.read_parquet(wd / "results/pool/pool.parquet")
@@ -74,7 +66,7 @@ def test_bank_edit_regrades_one_shard_and_rebuilds_reports_and_site(example_run:
     assert "What is the bloom when brewing French press coffee?" in set(items["text"])
     site_after = (wd / "results/site/minilm-questions/q/q105.html").read_text()
     assert "brewing French press coffee?" in site_after and "brewing French press coffee?" not in site_before
-    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(snakemake(wd, "-n"))
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(wd, "-n"))
 
 
 def _rows(path: Path) -> list[tuple[str, str, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO
+from support.helpers import REPO
 
 from autograde.core.errors import ConfigError
 from autograde.reproduce.compare import DIFFERS, NOT_COMPUTED, SAME, compare_paper

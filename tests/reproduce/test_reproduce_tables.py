@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import REPO, shared_data
+from support.helpers import REPO, shared_data
 
 from autograde.reproduce.compare import DIFFERS, NOT_COMPUTED, SAME, compare_paper
 from autograde.reproduce.measured import Measurement

@@ -3,23 +3,13 @@ second time, reruns exactly one table when its settings change, and leaves the e
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO, shared_data
+from support.helpers import REPO, run_workflow, shared_data
 
 PAPERS = REPO / "config" / "reproduce" / "papers"
-
-
-def _snakemake(wd: Path, experiment: Path, plan: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile",
-           str(experiment), "-c2", *args]
-    env = {**os.environ, "AUTOGRADE_REPRODUCE": str(plan), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
 
 
 @pytest.mark.slow
@@ -35,20 +25,20 @@ def test_reproduce_target_builds_the_index_and_is_a_no_op_the_second_time(mini: 
     papers = [str(PAPERS / p) for p in ("dietz-sigir2024.yaml", "trec-eval.yaml", "llm-rubric-acl2024.yaml")]
     plan.write_text(yaml.safe_dump({"papers": papers, "tables": tables}), encoding="utf-8")
 
-    dry = _snakemake(wd, mini, plan, "-n")  # the experiment's default target has no reproduction job
+    dry = run_workflow(wd, "-n", config=mini, env={"AUTOGRADE_REPRODUCE": str(plan)}, timeout=600)  # the experiment's default target has no reproduction job
     assert dry.returncode == 0 and "reproduce_table" not in dry.stdout
-    run = _snakemake(wd, mini, plan, "reproduce")
+    run = run_workflow(wd, "reproduce", config=mini, env={"AUTOGRADE_REPRODUCE": str(plan)}, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     index = (wd / "results/reproduction/index.md").read_text(encoding="utf-8")
     assert "| [Section 6](#workbench-spurious) | ok | 4 | 0 |" in index
     assert "**input missing: " in index and "| [Table 4 (bottom)](#workbench-table4) | not reproducible" in index
     assert (wd / "results/reproduction/index.html").is_file()
-    again = _snakemake(wd, mini, plan, "reproduce", "-n")
+    again = run_workflow(wd, "reproduce", "-n", config=mini, env={"AUTOGRADE_REPRODUCE": str(plan)}, timeout=600)
     assert "Nothing to be done" in again.stdout + again.stderr
 
     # a setting of one table changes: that table and the index rerun, nothing else
     tables["workbench_spurious"]["top"] = 2  # type: ignore[index]
     plan.write_text(yaml.safe_dump({"papers": papers, "tables": tables}), encoding="utf-8")
-    changed = _snakemake(wd, mini, plan, "reproduce", "-n")
+    changed = run_workflow(wd, "reproduce", "-n", config=mini, env={"AUTOGRADE_REPRODUCE": str(plan)}, timeout=600)
     out = changed.stdout
     assert "reproduce_table" in out and "table=workbench_spurious" in out and "table=trec_eval_parity" not in out

@@ -6,13 +6,12 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from support.rubric_data import tiny_tables
 
 from autograde.rubric.baselines import baseline_predictions, isotonic_fit
 from autograde.rubric.calibration import binned_ece, reliability_svg, smooth_ece, smooth_ece_sigma
 from autograde.rubric.dataset import build_dataset
 from autograde.rubric.definition import Rubric
-
-from .conftest import tiny_tables
 
 
 def _cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:

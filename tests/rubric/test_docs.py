@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from helpers import REPO
+from support.helpers import REPO
 
 BLOCK = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S)
 

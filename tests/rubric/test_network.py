@@ -6,14 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from support.rubric_data import FAST, TINY_RUBRIC, tiny_tables
 
 from autograde.rubric.dataset import build_dataset, prediction_rows
 from autograde.rubric.definition import Rubric
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
 from autograde.rubric.tables import MISSING, Annotation
 from autograde.rubric.train import fit, group_folds, load_network, save_network
-
-from .conftest import FAST, TINY_RUBRIC, tiny_tables
 
 
 def test_masked_nll_ignores_na_entries() -> None:

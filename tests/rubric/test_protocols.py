@@ -9,14 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from support.rubric_data import tiny_tables, write_tiny_files
 
 from autograde.cli import main
 from autograde.rubric.dataset import build_dataset
 from autograde.rubric.definition import Rubric
 from autograde.rubric.systems import oracle_data, q0_only_data
 from autograde.rubric.table1 import swap_test
-
-from .conftest import tiny_tables, write_tiny_files
 
 QUICK = {"hidden1": 8, "hidden2": 8, "learning_rate": 0.02, "batch_size": 32, "members": 2, "patience": 5}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.config.rubric import EvaluationSettings, RubricConfig
 from autograde.rubric.evaluate import evaluate

@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from banks.canned import BAD, GOOD, CannedChat, queries_tsv
-from loopback_server import LoopbackServer
-from test_workflow import scheduled, snakemake
+from support.canned_banks import BAD, GOOD, CannedChat, queries_tsv
+from support.helpers import job_stats, run_workflow
+from support.loopback_server import LoopbackServer
 
 from autograde.cli import main
 from autograde.io.banks.read import read_bank
@@ -37,7 +37,7 @@ def served() -> Iterator[tuple[LoopbackServer, CannedChat]]:
 
 
 def nothing_to_do(wd: Path) -> bool:
-    dry = snakemake(wd, "-n")
+    dry = run_workflow(wd, "-n")
     return "Nothing to be done" in dry.stdout + dry.stderr
 
 
@@ -54,7 +54,7 @@ def test_generate_grade_edit_rerun(mini: Path, served: tuple[LoopbackServer, Can
         "options": {"base_url": srv.base_url, "max_retries": 0, "timeout_s": 30}}}
     mini.write_text(yaml.safe_dump(raw))
 
-    first = snakemake(wd)
+    first = run_workflow(wd)
     assert first.returncode == 0, first.stderr[-3000:]
     r = wd / "results"
     bank = read_bank(r / "banks/questions.jsonl.gz")
@@ -71,7 +71,7 @@ def test_generate_grade_edit_rerun(mini: Path, served: tuple[LoopbackServer, Can
 
     assert nothing_to_do(wd)
     calls = chat.total
-    forced = snakemake(wd, "-R", "generate_bank")
+    forced = run_workflow(wd, "-R", "generate_bank")
     assert forced.returncode == 0, forced.stderr[-3000:]
     assert chat.total == calls  # regenerating makes no model call: every answer comes from the cache
     assert json.loads((r / "banks/questions.stats.json").read_text())["model_calls"] == 0
@@ -82,7 +82,7 @@ def test_generate_grade_edit_rerun(mini: Path, served: tuple[LoopbackServer, Can
     edited = wd / "banks/questions.edited.jsonl"
     raw["bank_generation"]["questions"]["grade_with"] = "edited"
     mini.write_text(yaml.safe_dump(raw))
-    switched = snakemake(wd)
+    switched = run_workflow(wd)
     assert switched.returncode == 0, switched.stderr[-3000:]
     assert "rule generate_bank" not in switched.stdout + switched.stderr
     for shard in ("1-of-2", "2-of-2"):
@@ -91,12 +91,12 @@ def test_generate_grade_edit_rerun(mini: Path, served: tuple[LoopbackServer, Can
     assert nothing_to_do(wd)
 
     edited.write_text(edited.read_text().replace("When do spring tides occur?", "When exactly do spring tides occur?"))
-    dry = snakemake(wd, "-n")
-    jobs = scheduled(dry)
+    dry = run_workflow(wd, "-n")
+    jobs = job_stats(dry)
     assert jobs.pop("grade") == 1 and set(jobs) <= DOWNSTREAM, dry.stdout
     shard = shard_assignment(["q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9"], 2)["q2"] + 1
     assert re.findall(r"scatteritem=(\d+-of-2)", dry.stdout) == [f"{shard}-of-2"]
-    rerun = snakemake(wd)
+    rerun = run_workflow(wd)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     st = json.loads((r / f"grades/sim/shards/{shard}-of-2.stats.json").read_text())
     assert st["computed"] == n_per_query["q2"] * 1 and st["cached"] == st["pairs"] - n_per_query["q2"]

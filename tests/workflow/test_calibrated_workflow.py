@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import write_mini_dataset
-from helpers import REPO
+from support.helpers import REPO
+from support.mini import write_mini_dataset
 
 
 @pytest.mark.slow

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import write_mini_dataset
-from helpers import REPO
-from loopback_server import Faults, LoopbackServer, SmolLM2Chat
+from support.helpers import run_workflow
+from support.loopback_server import Faults, LoopbackServer, SmolLM2Chat
+from support.mini import write_mini_dataset
 
 KEY_ENV = "AUTOGRADE_TEST_FAULTS_KEY"
 
@@ -33,13 +30,6 @@ def server() -> Iterator[LoopbackServer]:
     llm = SmolLM2Chat.load(folder, "SmolLM2-135M-Instruct.Q4_1.gguf")
     with LoopbackServer(llm, api_key="sk-faults-test") as srv:
         yield srv
-
-
-def snakemake(workdir: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", "--keep-going"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", KEY_ENV: "sk-faults-test"}
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
 
 
 @pytest.mark.slow
@@ -55,7 +45,7 @@ def test_endpoint_down_then_up(tmp_path: Path, server: LoopbackServer) -> None:
 
     server.faults = Faults(always_fail=("",))  # the endpoint is down
     try:
-        down = snakemake(tmp_path)
+        down = run_workflow(tmp_path, "--keep-going", env={KEY_ENV: "sk-faults-test"}, timeout=600)
     finally:
         server.faults = Faults()
     out = down.stdout + down.stderr
@@ -67,7 +57,7 @@ def test_endpoint_down_then_up(tmp_path: Path, server: LoopbackServer) -> None:
     assert "sk-faults-test" not in log + out  # the key never appears
     assert not (tmp_path / "results/grades/llm.parquet").exists()  # nothing downstream ran on missing grades
 
-    up = snakemake(tmp_path)  # the plain rerun, endpoint back
+    up = run_workflow(tmp_path, "--keep-going", env={KEY_ENV: "sk-faults-test"}, timeout=600)  # the plain rerun, endpoint back
     assert up.returncode == 0, up.stderr[-3000:]
     stats = json.loads((tmp_path / "results/grades/llm.stats.json").read_text())
     assert stats["failed"] == 0 and stats["ok"] == stats["pairs"] == stats["computed"] > 0

@@ -9,28 +9,21 @@
 
 from __future__ import annotations
 
-import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO, SHARED, shared_data
+from support.helpers import REPO, SHARED, job_stats, run_workflow, shared_data
 
 from autograde.config.experiment import resolve_workflow_config
 from autograde.core.errors import ConfigError
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir), "-c1", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
-
-
-def jobs(dry: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    stats = dry.stdout.split("Job stats:")[-1]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M) if m.group(1) != "total"}
+def run_experiment(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The workflow with the experiment chosen on the command line (no --configfile), on one core."""
+    return run_workflow(workdir, *args, configfile=False, cores=1, timeout=600)
 
 
 def test_resolution_rules() -> None:
@@ -52,14 +45,14 @@ def test_incomplete_configfile_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"part\.yaml: not a complete experiment: it lacks data:, banks:, graders: "
                        r"\(it has: grading:\)"):
         resolve_workflow_config({"grading": {"shards": 2}}, [part], {})
-    res = snakemake(tmp_path, "-n", "--configfile", str(part))
+    res = run_experiment(tmp_path, "-n", "--configfile", str(part))
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "not a complete experiment" in out and "Traceback" not in out
 
 
 def test_command_line_overrides_are_attributed_to_the_command_line(mini: Path) -> None:
     """A bad --config value is reported as the command line's, not at a line of the experiment file."""
-    res = snakemake(mini.parent, "-n", "--config", f"experiment={mini}", "grading={shard: 8}")
+    res = run_experiment(mini.parent, "-n", "--config", f"experiment={mini}", "grading={shard: 8}")
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "Traceback" not in out
     assert "command line (snakemake --config): 1 problem(s)" in out
@@ -67,7 +60,7 @@ def test_command_line_overrides_are_attributed_to_the_command_line(mini: Path) -
     assert f"{mini}:" not in out.split("command line (snakemake --config)")[0].split("cannot start")[-1]
     # a problem in a --configfile names that file and its line
     mini.write_text(mini.read_text().replace("  shards: 2", "  shards: 0"))
-    res = snakemake(mini.parent, "-n", "--configfile", str(mini))
+    res = run_experiment(mini.parent, "-n", "--configfile", str(mini))
     line = next(i for i, t in enumerate(mini.read_text().splitlines(), 1) if "shards: 0" in t)
     assert f"{mini}:{line}: grading.shards:" in res.stdout + res.stderr
 
@@ -75,9 +68,9 @@ def test_command_line_overrides_are_attributed_to_the_command_line(mini: Path) -
 def test_another_experiment_inherits_nothing(mini: Path) -> None:
     wd = mini.parent
     for args in (("--config", f"experiment={mini}"), ("--configfile", str(mini))):
-        dry = snakemake(wd, "-n", *args)
+        dry = run_experiment(wd, "-n", *args)
         assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
-        planned = jobs(dry)
+        planned = job_stats(dry)
         assert planned["grade"] == 2 and "minilm" not in dry.stdout  # the mini experiment's grader and shards only
 
 
@@ -97,6 +90,6 @@ def test_dl20_size_experiment_validates_and_plans(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600)
     assert val.returncode == 0, val.stderr[-3000:]
     assert '"queries": 54' in val.stdout and '"systems": 59' in val.stdout and '"bank_questions": 540' in val.stdout
-    dry = snakemake(tmp_path, "-n", "--config", f"experiment={cfg}")
+    dry = run_experiment(tmp_path, "-n", "--config", f"experiment={cfg}")
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
-    assert jobs(dry)["grade"] == 8  # the DL20 experiment's own shard count, not the example's 4
+    assert job_stats(dry)["grade"] == 8  # the DL20 experiment's own shard count, not the example's 4

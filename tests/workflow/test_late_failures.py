@@ -12,25 +12,15 @@ same answer (:class:`FixedChat`).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import MINI_QUERIES, write_mini_dataset
-from helpers import REPO
-from loopback_server import Faults, FixedChat, LoopbackServer
-
-
-def snakemake(workdir: Path, grader: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the workflow up to the grader's merged grades (the jobs these failures concern)."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", "--keep-going", f"results/grades/{grader}.parquet"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+from support.helpers import run_workflow
+from support.loopback_server import Faults, FixedChat, LoopbackServer
+from support.mini import MINI_QUERIES, write_mini_dataset
 
 
 def experiment(tmp_path: Path, grader: dict[str, object], **grading: object) -> Path:
@@ -45,6 +35,11 @@ def experiment(tmp_path: Path, grader: dict[str, object], **grading: object) -> 
 
 def job_logs(wd: Path) -> str:
     return "".join(p.read_text() for p in sorted((wd / "logs" / "grade").rglob("*.log")))
+
+
+def run_grades(workdir: Path, grader: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run the workflow up to the grader's merged grades (the jobs these failures concern)."""
+    return run_workflow(workdir, "--keep-going", f"results/grades/{grader}.parquet", env=env, timeout=600)
 
 
 @pytest.fixture
@@ -68,7 +63,7 @@ def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path) -> None:
                           "options": {"device": "cpu", "local_files_only": False}})
     # validate says it will be downloaded (a warning); the hub is unreachable, so the job cannot get it
     env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
-    res = snakemake(tmp_path, "flan", **env)
+    res = run_grades(tmp_path, "flan", **env)
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "is not in the local Hugging Face cache; the first grade job downloads it" in out
@@ -82,7 +77,7 @@ def test_unparseable_answers_fail_their_job(tmp_path: Path, fixed: tuple[Loopbac
     srv, chat = fixed
     chat.text = "Well, that depends on what you mean."
     experiment(tmp_path, openai_grader(srv))
-    res = snakemake(tmp_path, "llm")
+    res = run_grades(tmp_path, "llm")
     out = res.stdout + res.stderr
     assert res.returncode != 0
     log = job_logs(tmp_path)
@@ -96,7 +91,7 @@ def test_empty_choices_fail_only_their_requests(tmp_path: Path, fixed: tuple[Loo
     srv, _ = fixed
     srv.faults = Faults(empty_choices=(MINI_QUERIES["q1"],))
     experiment(tmp_path, openai_grader(srv), allow_failures=0.9, batch_size=16)
-    res = snakemake(tmp_path, "llm")
+    res = run_grades(tmp_path, "llm")
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
     failures = [json.loads(x) for x in (tmp_path / "results/grades/llm.failures.jsonl").read_text().splitlines()]

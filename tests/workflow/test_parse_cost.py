@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from helpers import REPO
+from support.helpers import REPO
 
 HEAVY = ("torch", "scipy", "sklearn", "transformers", "sentence_transformers", "vllm")
 

@@ -1,6 +1,6 @@
 """The workflow on a real single-node SLURM cluster (munged + slurmctld + slurmd started here, two fake GPUs).
 
-What it asserts, in one cluster session (see tests/slurm/local_cluster.py for the cluster):
+What it asserts, in one cluster session (see tests/support/local_cluster.py for the cluster):
 
 1. A full run through the SLURM profile (``--workflow-profile profiles/slurm``) really submits jobs:
    slurmctld's job records and its jobcomp log show every job id Snakemake reported. One grading job is
@@ -38,15 +38,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import MINI_BANK, write_mini_dataset
-from helpers import REPO
+from support.helpers import REPO
+from support.local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_installed
+from support.mini import MINI_BANK, write_mini_dataset
 
 from autograde.core.runtime import gpu_visibility
 from autograde.pipeline.shards import shard_assignment
 from autograde.workflow.doctor import _sinfo_gpu_partitions
-
-sys.path.insert(0, str(Path(__file__).parent / "slurm"))
-from local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_installed
 
 BUDGET_S = 600.0
 """The whole test (cluster start + every Snakemake run), apt-get install excluded, must fit in this.
@@ -275,7 +273,7 @@ def test_slurm_profile_requests_gpus_for_gpu_graders_only(mini: Path) -> None:
     assert all("runtime=" in res and "mem_mb=" in res for res in others)  # default-resources of the profile
 
 
-@pytest.mark.slurm
+@pytest.mark.cluster
 @pytest.mark.serial
 @pytest.mark.slow
 def test_workflow_on_slurm(cluster: LocalSlurm, tmp_path: Path) -> None:

@@ -13,30 +13,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from helpers import REPO
-from vllm_helpers import CPU_OPTIONS, smollm2_model_dir, vllm_python
+from support.helpers import run_workflow, workflow_command, workflow_env
+from support.vllm import CPU_OPTIONS, smollm2_model_dir, vllm_python
 
 QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"
-
-
-def _cmd(wd: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile",
-            str(wd / "config.yaml"), "-c2", *args]
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "OMP_NUM_THREADS": "1"}
-
-
-def snakemake(wd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_cmd(wd, *args), capture_output=True, text=True, env=_env(), timeout=900)
 
 
 def stored_grades(cache: Path) -> int:
@@ -63,7 +49,7 @@ def test_vllm_grader_end_to_end_killed_job_resumes(mini: Path) -> None:
     cache = wd / "cache"
 
     # 1. start the workflow; kill it (the whole process group) once some batches are stored
-    proc = subprocess.Popen(_cmd(wd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_env(),
+    proc = subprocess.Popen(workflow_command(wd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=workflow_env(),
                             start_new_session=True)
     deadline = time.monotonic() + 600
     try:
@@ -80,8 +66,8 @@ def test_vllm_grader_end_to_end_killed_job_resumes(mini: Path) -> None:
     assert not (wd / "results/grades/smol-vllm.parquet").exists()
 
     # 2. rerun (what a user does after a kill): the job resumes from the cache and the workflow runs to the end
-    assert snakemake(wd, "--unlock").returncode == 0
-    run = snakemake(wd, "--rerun-incomplete")
+    assert run_workflow(wd, "--unlock").returncode == 0
+    run = run_workflow(wd, "--rerun-incomplete")
     assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
     r = wd / "results"
     for rel in ["grades/smol-vllm.parquet", "qrels/smol-vllm/max-3.qrels", "leaderboards/smol-vllm/max-3/ndcg_cut_10.tsv",
@@ -100,7 +86,7 @@ def test_vllm_grader_end_to_end_killed_job_resumes(mini: Path) -> None:
     assert "running in the vLLM environment" in log and "in this process" in log  # vLLM's messages are in the log
 
     # 3. nothing left to do
-    again = snakemake(wd, "-n")
+    again = run_workflow(wd, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
@@ -110,7 +96,7 @@ def test_vllm_grader_that_cannot_start_fails_with_the_fix(mini: Path) -> None:
     vllm_python()
     wd = mini.parent
     vllm_config(mini, max_model_len=100_000)  # SmolLM2 has 8,192 positions
-    run = snakemake(wd, "results/grades/smol-vllm.parquet")
+    run = run_workflow(wd, "results/grades/smol-vllm.parquet")
     assert run.returncode != 0
     log = (wd / "logs/grade/smol-vllm/1-of-1.log").read_text()
     last_error = [line for line in log.splitlines() if " ERROR " in line][-1]  # the job's own message

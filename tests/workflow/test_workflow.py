@@ -8,36 +8,21 @@ schedules only that query's grading shard and what is downstream, and the rerun 
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import REPO
+from support.helpers import REPO, job_stats, run_workflow
 
 from autograde.pipeline.shards import shard_assignment
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-
-
-def scheduled(dry: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    """Job counts per rule from a dry run's 'Job stats' table."""
-    stats = dry.stdout.split("Job stats:")[-1]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M) if m.group(1) != "total"}
 
 
 @pytest.mark.slow
 def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     wd = mini.parent
-    run = snakemake(wd)
+    run = run_workflow(wd)
     assert run.returncode == 0, run.stderr[-3000:]
     r = wd / "results"
     for rel in ["pool/pool.parquet", "grades/sim.parquet", "qrels/sim/max-3.qrels", "qrels/sim/count-3.qrels",
@@ -49,27 +34,27 @@ def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     assert set(corr.columns) >= {"grader", "qrels", "measure", "spearman", "kendall"} and len(corr) == 8  # 2 qrels variants x 2 measures, human x 2, cover + ncover
     assert (wd / "logs/grade/sim/1-of-2.log").exists() and (wd / "logs/benchmarks/grade/sim/1-of-2.tsv").exists()
 
-    again = snakemake(wd, "-n")
+    again = run_workflow(wd, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
 
     # edit one question of q2
     bank = wd / "data/questions.jsonl"
     bank.write_text(bank.read_text().replace("When do spring tides occur?", "When exactly do spring tides occur?"))
-    dry = snakemake(wd, "-n")
-    jobs = scheduled(dry)
+    dry = run_workflow(wd, "-n")
+    jobs = job_stats(dry)
     assert jobs.pop("grade") == 1 and "ingest" not in jobs and "pool" not in jobs, dry.stdout
     assert set(jobs) <= {"merge_grades", "rubric_qrels", "evaluate", "leaderboards", "cover", "correlation", "reports",
                          "report_correlation", "site", "all"}
     shard = shard_assignment(["q1", "q2", "q3"], 2)["q2"] + 1
     assert f"scatteritem={shard}-of-2" in dry.stdout
 
-    rerun = snakemake(wd)
+    rerun = run_workflow(wd)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     stats = json.loads((r / f"grades/sim/shards/{shard}-of-2.stats.json").read_text())
     n_q2 = int((pool["query_id"] == "q2").sum())
     assert stats["computed"] == n_q2 * 1
     assert stats["cached"] == stats["pairs"] - n_q2
-    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(snakemake(wd, "-n"))
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(wd, "-n"))
 
     # A shard whose job failed after an edit keeps its old output but loses its Snakemake metadata, so
     # Snakemake would not regrade it: merge_grades (rerun by its digest params) must refuse the stale shard.
@@ -77,12 +62,12 @@ def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     shard_out = f"results/grades/sim/shards/{shard}-of-2.parquet"
     subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile",
                     str(wd / "config.yaml"), "--cleanup-metadata", shard_out], check=True, capture_output=True)
-    assert "grade" not in scheduled(snakemake(wd, "-n"))  # Snakemake itself would not regrade the shard
-    stale = snakemake(wd)
+    assert "grade" not in job_stats(run_workflow(wd, "-n"))  # Snakemake itself would not regrade the shard
+    stale = run_workflow(wd)
     assert stale.returncode != 0
     assert "graded for an older test bank or grader config" in stale.stdout + stale.stderr
     assert "snakemake -R grade" in stale.stdout + stale.stderr
-    fixed = snakemake(wd, "-R", "grade")
+    fixed = run_workflow(wd, "-R", "grade")
     assert fixed.returncode == 0, fixed.stderr[-3000:]
     # the reverted question's grades are still in the cache from the first run: nothing is sent to the model
     regraded = json.loads((r / f"grades/sim/shards/{shard}-of-2.stats.json").read_text())
@@ -93,7 +78,7 @@ def test_bad_bank_fails_before_any_job(mini: Path) -> None:
     wd = mini.parent
     bank = wd / "data/questions.jsonl"
     bank.write_text(bank.read_text() + '{"query_id": "q4", "items": [\n')
-    run = snakemake(wd)
+    run = run_workflow(wd)
     assert run.returncode != 0
     assert "data/questions.jsonl:4: not valid JSON" in run.stderr + run.stdout
     assert not (wd / "results").exists()
@@ -116,7 +101,7 @@ def test_workflow_grades_with_an_llm_backend(mini: Path) -> None:
                     "torch_threads": 1},
     }]
     mini.write_text(yaml.safe_dump(cfg))
-    run = snakemake(wd, "results/qrels/smollm/max-3.qrels", "--set-scatter", "grade=1")
+    run = run_workflow(wd, "results/qrels/smollm/max-3.qrels", "--set-scatter", "grade=1")
     assert run.returncode == 0, run.stderr[-3000:]
     grades = pd.read_parquet(wd / "results/grades/smollm.parquet")
     pool = pd.read_parquet(wd / "results/pool/pool.parquet")

@@ -182,7 +182,7 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
 
     cfg = bank_config(config, name)
     shards, total = gather_shards(shard_stats, SHARD_COUNTERS, expected_digests, f"shard of bank {name!r}",
-                                  "regenerate it: snakemake -R generate_bank (cached answers are reused)")
+                                  "generation config", "regenerate it: snakemake -R generate_bank (cached answers are reused)")
     order = {q: i for i, q in enumerate(read_queries(config.data.queries_file))}
     bank = _join_shard_banks(shard_banks, order)
     failures: list[tuple[str, int, dict[str, Any]]] = []

@@ -250,7 +250,7 @@ def run_merge_nuggets(config: Config, name: str, shard_assignments: list[str], s
 
     shards, total = gather_shards(shard_stats, ("pairs", "cached", "computed", "ok", "unparseable", "failed"),
                                   expected_digests, f"assignment shard of assessor {name!r}",
-                                  "rerun it: snakemake -R assign_nuggets (cached grades are reused), or delete it")
+                                  "nugget bank or assessor config", "rerun it: snakemake -R assign_nuggets (cached grades are reused), or delete it")
     labels = pd.concat([read_table(p) for p in shard_assignments], ignore_index=True)
     write_table(out["assignments"], labels, ["run", "query_id", "item_id"])
     per_answer = pd.concat([read_table(p) for p in shard_scores], ignore_index=True)

@@ -161,7 +161,7 @@ def run_model_job(spec: ModelSpec | None, owner: str, in_process: Callable[[], T
 
 
 def gather_shards(shard_stats: Sequence[str | Path], counters: Sequence[str],
-                  expected_digests: dict[str, str] | None = None, what: str = "shard",
+                  expected_digests: dict[str, str] | None = None, what: str = "shard", older: str = "config",
                   fix: str = "rerun it (cached results are reused)") -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The shards' stats and the sum of ``counters`` over them.
 
@@ -174,7 +174,7 @@ def gather_shards(shard_stats: Sequence[str | Path], counters: Sequence[str],
     for path, st in zip(shard_stats, shards, strict=True):
         want = (expected_digests or {}).get(st.get("shard", ""))
         if want is not None and st.get("digest") != want:
-            problems.add(str(path), None, f"{what} made for an older test bank or config", fix)
+            problems.add(str(path), None, f"{what} made for an older {older}", fix)
     problems.raise_if_any()
     return shards, {k: sum(int(s.get(k) or 0) for s in shards) for k in counters}
 

@@ -149,6 +149,7 @@ def run_merge(shard_grades: list[str], shard_stats: list[str], shard_failures: l
     from autograde.pipeline.jobs import gather_shards, join_failures
 
     shards, total = gather_shards(shard_stats, GRADE_COUNTERS, expected_digests, "grading shard",
+                                  "test bank or grader config",
                                   "regrade it: snakemake -R grade (cached pairs are reused), or delete it")
     frames = [read_table(p) for p in shard_grades]
     grades = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

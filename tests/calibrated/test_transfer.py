@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import shared_data
+from support.calibrated_data import FAST, tiny_sources
+from support.helpers import shared_data
 
 from autograde.calibrated.cv import cross_validate_qrels, query_folds
 from autograde.calibrated.features import features_from_sources
@@ -22,8 +23,6 @@ from autograde.calibrated.model import load_calibrated_model
 from autograde.cli import main
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.io.trec import read_qrels, write_qrels
-
-from .test_relevance import FAST, _tiny
 
 
 def _cli(*args: object) -> subprocess.CompletedProcess[str]:
@@ -40,7 +39,7 @@ def _labels(path: Path) -> dict[tuple[str, str], int]:
 def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path) -> None:
     """Network and regression alike: applying the saved model to the training sources reproduces the labels the
     fitting process gave them, bit for bit; the model folder says what it was fitted on."""
-    f = _tiny(tmp_path / "data")
+    f = tiny_sources(tmp_path / "data")
     for estimator in ("network", "ordinal_logistic"):
         cfg = tmp_path / f"{estimator}.yaml"
         import yaml
@@ -65,7 +64,7 @@ def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path)
 
 
 def test_bad_model_and_sources_are_clear_errors(tmp_path: Path) -> None:
-    f = _tiny(tmp_path / "data")
+    f = tiny_sources(tmp_path / "data")
     model = tmp_path / "model"
     sources = ["--source", str(f["close"]), "--source", str(f["binary"])]
     assert main(["rubric", "calibrate-qrels", "fit", *sources, "--judgments", str(f["judgments"]),
@@ -152,7 +151,7 @@ def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: 
 
 def test_in_process_fit_is_the_fold_model(tmp_path: Path) -> None:
     """The cross-validation's fold model is exactly what ``fit_calibrated`` returns on the other folds' judgments."""
-    f = _tiny(tmp_path)
+    f = tiny_sources(tmp_path)
     cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f["close"]), str(f["binary"])],
                                                 "judgments": str(f["judgments"]), "folds": 4, **FAST,
                                                 "estimators": ["logistic"]})

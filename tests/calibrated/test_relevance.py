@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import shared_data
+from support.calibrated_data import FAST, tiny_sources
+from support.helpers import shared_data
 
 from autograde.calibrated.cv import cross_validate_qrels
 from autograde.calibrated.features import features_from_sources
@@ -22,39 +23,9 @@ from autograde.core.errors import InputError
 from autograde.core.tables import write_table
 from autograde.io.trec import read_qrels
 
-NET = {"members": 2, "personalized": False, "batch_size": 32, "patience": 5, "hidden1": 8, "hidden2": 8,
-       "learning_rate": 0.02}
-FAST = {"network": NET, "estimators": ["logistic", "network"], "logistic_c": [1.0], "selection_folds": 3}
-"""Two candidates (one regression, one small network) and 3 inner folds: seconds on the hand-made data."""
-
-
-def _tiny(root: Path) -> dict[str, Path]:
-    """8 queries x 12 passages. Truth: level = (passage number) % 4. Unjudged: passage 11 of every query.
-
-    Sources: 'close' gives level + noise in {0, 1} capped at 3 (0..3 labels), 'binary' gives level >= 2 for
-    3 of every 4 passages and the opposite for the rest, 'random' is independent of the truth.
-    """
-    rng = np.random.default_rng(5)
-    truth, close, binary, rand = [], [], [], []
-    for q in range(8):
-        for d in range(12):
-            level = d % 4
-            key = f"q{q} 0 q{q}d{d}"
-            if d != 11:
-                truth.append(f"{key} {level}")
-            close.append(f"{key} {min(3, level + int(rng.integers(0, 2)))}")
-            binary.append(f"{key} {int(level >= 2) if d % 4 != 3 or q % 2 else int(level < 2)}")
-            rand.append(f"{key} {int(rng.integers(0, 3))}")
-    root.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for name, rows in (("judgments", truth), ("close", close), ("binary", binary), ("random", rand)):
-        out[name] = root / f"{name}.qrel"
-        out[name].write_text("\n".join(rows) + "\n")
-    return out
-
 
 def test_tiny_calibrated_qrels(tmp_path: Path) -> None:
-    f = _tiny(tmp_path / "data")
+    f = tiny_sources(tmp_path / "data")
     cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f["close"]), str(f["binary"]), str(f["random"])],
                                                 "judgments": str(f["judgments"]), "folds": 4, **FAST})
     features = features_from_sources(cfg.sources, cfg)
@@ -115,7 +86,7 @@ def test_features_from_grades_tables(tmp_path: Path) -> None:
 
 
 def test_bad_sources(tmp_path: Path) -> None:
-    f = _tiny(tmp_path)
+    f = tiny_sources(tmp_path)
     bad = tmp_path / "bad.qrel"
     bad.write_text("q1 0 d1 1\nq1 0 d2 high\n")
     cfg = CalibratedQrelsConfig.model_validate({"sources": [str(bad), str(tmp_path / "none.qrel")],
@@ -155,7 +126,7 @@ def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> N
 
 
 def test_calibrate_qrels_cli(tmp_path: Path) -> None:
-    f = _tiny(tmp_path / "data")
+    f = tiny_sources(tmp_path / "data")
     cfg = tmp_path / "c.yaml"
     import yaml
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import REPO, TEST_DATA
+from support.helpers import REPO, TEST_DATA
 
 from autograde.cli import build_parser, main
 from autograde.io.banks.read import read_bank

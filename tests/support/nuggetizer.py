@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO
+from support.helpers import REPO
 
 NUGGETIZER_VENV = REPO / ".venv-nuggetizer"
 NUGGETIZER_VERSION = "0.0.5"

@@ -6,7 +6,7 @@ import gzip
 import json
 
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.core.ids import content_hash, item_id
 from autograde.io.banks.read import read_bank

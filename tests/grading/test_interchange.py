@@ -156,7 +156,7 @@ def _grade_sets(path: Path) -> dict[str, list[tuple]]:
 
 def test_workbench_file_round_trips_to_the_same_grade_sets(tmp_path: Path) -> None:
     """Import -> export reproduces self-rated, answer-only and direct grade sets with the same shape and flags."""
-    from helpers import TEST_DATA
+    from support.helpers import TEST_DATA
 
     src = TEST_DATA / "workbench-graded.jsonl"
     pool, grades = import_workbench(src)

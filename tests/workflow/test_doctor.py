@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import MINI_BANK
-from helpers import REPO
-from loopback_server import LoopbackServer
+from support.helpers import REPO
+from support.loopback_server import LoopbackServer
+from support.mini import MINI_BANK
 
 from autograde.cli import main
 from autograde.config.experiment import load_config

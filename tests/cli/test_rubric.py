@@ -8,14 +8,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from support.rubric_data import write_tiny_files
 
 from autograde.cli import main
 from autograde.config.rubric import RubricConfig
 from autograde.core.errors import ConfigError, InputError
 from autograde.core.tables import read_table
 from autograde.rubric.stages import run_fit
-
-from .conftest import write_tiny_files
 
 QUICK = {"hidden1": 8, "hidden2": 8, "learning_rate": 0.02, "batch_size": 32, "members": 2, "patience": 5}
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import MINI_CORPUS, write_mini_dataset
-from helpers import REPO
+from support.helpers import run_workflow
+from support.mini import MINI_CORPUS, write_mini_dataset
 
 from autograde.cli import main
 
@@ -89,13 +86,6 @@ def irds_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "irds-home"
     monkeypatch.setenv("IR_DATASETS_HOME", str(home))
     return home
-
-
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "-c2", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
-                          timeout=600)
 
 
 def validate(cfg: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
@@ -200,7 +190,7 @@ def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path)
                "results/leaderboards/sim/max-3/ndcg_cut_10.tsv", "results/leaderboards/human/recip_rank.tsv",
                "results/ingest/queries.parquet", "results/ingest/judgments.parquet"]
     for wd in (files, dataset):
-        run = snakemake(wd, *targets)
+        run = run_workflow(wd, *targets)
         assert run.returncode == 0, run.stderr[-3000:]
     log = (dataset / "logs" / "pool.log").read_text()
     for rel in targets:

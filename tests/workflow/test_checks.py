@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO
+from support.helpers import REPO
 
 from autograde.cli import main
 

@@ -13,8 +13,8 @@ stay visible to ``squeue``/``scontrol`` for ``MinJobAge`` seconds and are writte
 
 Manual use::
 
-    python tests/slurm/local_cluster.py start /tmp/myslurm   # prints: export SLURM_CONF=/tmp/myslurm/slurm.conf
-    python tests/slurm/local_cluster.py stop /tmp/myslurm
+    python tests/support/local_cluster.py start /tmp/myslurm   # prints: export SLURM_CONF=/tmp/myslurm/slurm.conf
+    python tests/support/local_cluster.py stop /tmp/myslurm
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import shared_data
+from support.helpers import shared_data
 
 from autograde.cli import main
 
