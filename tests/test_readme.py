@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from support.helpers import REPO
+import pytest
+from support.helpers import REPO, run_workflow
 
 from autograde.config.reference import END, START, reference_markdown
 
@@ -53,12 +52,12 @@ def test_measured_numbers_come_from_the_measurements_file() -> None:
     assert not missing, f"README.md does not state these measured numbers as measured: {missing}"
 
 
+@pytest.mark.workflow
 def test_the_example_plans_the_measured_number_of_jobs(tmp_path: Path) -> None:
     """The example's job count in docs/measurements.json is what the workflow plans today (a dry run)."""
     wd = tmp_path / "clone"
     shutil.copytree(REPO / "config", wd / "config")
-    res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "-n",
-                          "--forceall", "-c1"], capture_output=True, text=True, timeout=300)
+    res = run_workflow(wd, "-n", "--forceall", configfile=False, cores=1, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     total = [line.split()[-1] for line in res.stdout.splitlines() if line.startswith("total")]
     assert total and int(total[-1]) == _measured()["example"]["jobs"]

@@ -32,6 +32,7 @@ def smollm2_gguf() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_smollm2_generates_a_bank_end_to_end(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = yaml.safe_load(mini.read_text())

@@ -17,6 +17,8 @@ from support.vllm import CPU_OPTIONS, smollm2_model_dir, vllm_python
 from autograde.io.banks.read import read_bank
 
 
+@pytest.mark.model
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_vllm_bank_through_the_workflow(mini: Path) -> None:
     vllm_python()  # skip (or fail on CI) without the vLLM environment

@@ -98,6 +98,7 @@ def test_bad_sources(tmp_path: Path) -> None:
     assert msgs[1].startswith(f"{tmp_path / 'none.qrel'}: file not found")
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> None:
     """All eight released prompts' qrels, 5 folds by query (seed 0), kappa vs official level >= 2 (regressions

@@ -110,6 +110,7 @@ def test_model_and_training_settings_do_not_mix() -> None:
     assert CalibratedQrelsConfig.model_validate(cfg.model_dump()) == cfg
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: Path) -> None:
     """Acceptance: DL20, 5 folds grouped by query; for every fold, ``fit`` on the other four folds' judgments and

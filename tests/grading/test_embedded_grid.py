@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from scipy.stats import spearmanr
 from support.helpers import shared_data
 
@@ -28,6 +29,7 @@ def grid_requests() -> tuple[list[GradeRequest], dict[str, int]]:
     return reqs, judged
 
 
+@pytest.mark.model
 def test_embedded_grader_tracks_trec_judgments(tmp_path: Path) -> None:
     reqs, judged = grid_requests()
     assert len(reqs) == 3100 and len(judged) == 234

@@ -76,6 +76,7 @@ def qsr_logits_results(qsr_logits: LLMGrader) -> list:
     return qsr_logits.grade_batch(REQS)
 
 
+@pytest.mark.model
 def test_logits_mode_distribution(qsr_logits_results: list) -> None:
     assert len(qsr_logits_results) == len(REQS)
     for r in qsr_logits_results:
@@ -89,6 +90,7 @@ def test_logits_mode_distribution(qsr_logits_results: list) -> None:
         assert r.raw is None and isinstance(r.extra["top_token_id"], int)
 
 
+@pytest.mark.model
 def test_greedy_first_token_agrees_with_logits_argmax(qsr_logits: LLMGrader, qsr_logits_results: list) -> None:
     """Greedy generation's first token is the logits argmax; where it is a label token, the grades agree."""
     compared = 0
@@ -122,6 +124,7 @@ def _pairs(qsr_logits: LLMGrader, qsr_logits_results: list):
     fagb_gen.close()
 
 
+@pytest.mark.model
 def test_prefix_cache_gives_the_same_distributions(qsr_logits: LLMGrader, qsr_logits_results: list) -> None:
     plain = grader(QSR, assistant_prefill="Rating: ", prefix_cache=False)
     try:
@@ -134,6 +137,7 @@ def test_prefix_cache_gives_the_same_distributions(qsr_logits: LLMGrader, qsr_lo
         plain.close()
 
 
+@pytest.mark.model
 def test_identity(qsr_logits: LLMGrader) -> None:
     ident = qsr_logits.identity()
     json.dumps(ident)
@@ -151,6 +155,7 @@ def test_identity(qsr_logits: LLMGrader) -> None:
         gen.close()
 
 
+@pytest.mark.model
 def test_render_is_the_model_input_and_only_the_passage_is_truncated(qsr_logits: LLMGrader) -> None:
     req = REQS[0]
     text = qsr_logits.render(req)
@@ -171,6 +176,7 @@ def test_render_is_the_model_input_and_only_the_passage_is_truncated(qsr_logits:
         short.close()
 
 
+@pytest.mark.model
 def test_unparseable_answers_are_counted_not_graded() -> None:
     """Without the prefill SmolLM2 copies the first option ("- 5: The answer is ..."): unparseable by default."""
     reqs = REQS[:4]
@@ -188,6 +194,7 @@ def test_unparseable_answers_are_counted_not_graded() -> None:
         legacy.close()
 
 
+@pytest.mark.model
 def test_extraction_and_verification_prompts() -> None:
     with pytest.raises(ValueError, match="set scoring: generate"):
         grader("QuestionCompleteConciseUnanswerablePromptWithChoices", "logits")

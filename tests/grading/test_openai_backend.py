@@ -79,6 +79,7 @@ def clean_logits(server: LoopbackServer) -> list:
     return oai(server).grade_batch(REQS)
 
 
+@pytest.mark.model
 def test_logits_mode_via_top_logprobs(server: LoopbackServer, hf_fagb: LLMGrader, clean_logits: list) -> None:
     reference = hf_fagb.grade_batch(REQS)  # the same model in-process, all label tokens
     for r, ref in zip(clean_logits, reference, strict=True):
@@ -91,6 +92,7 @@ def test_logits_mode_via_top_logprobs(server: LoopbackServer, hf_fagb: LLMGrader
     assert server.stats.outcomes["ok"] >= len(REQS)
 
 
+@pytest.mark.model
 def test_generate_mode_parses_text(server: LoopbackServer, hf_fagb: LLMGrader) -> None:
     g = oai(server, scoring="generate", max_new_tokens=2)
     results = g.grade_batch(REQS[:6])
@@ -106,6 +108,7 @@ def test_generate_mode_parses_text(server: LoopbackServer, hf_fagb: LLMGrader) -
     assert g.identity()["scoring"] == "generate" and g.identity()["top_logprobs"] is None
 
 
+@pytest.mark.model
 def test_server_without_logprobs_falls_back_to_text(hf_fagb: LLMGrader) -> None:
     with LoopbackServer(SmolLM2Chat(hf_fagb.llm.model, hf_fagb.llm.tokenizer), offer_logprobs=False) as plain:
         os.environ.pop("AUTOGRADE_TEST_UNSET_KEY", None)
@@ -117,6 +120,7 @@ def test_server_without_logprobs_falls_back_to_text(hf_fagb: LLMGrader) -> None:
         assert r.extra["scored_by"].startswith("text")
 
 
+@pytest.mark.model
 def test_faults_are_retried_and_persistent_failures_reported(
     server: LoopbackServer, clean_logits: list, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -152,6 +156,7 @@ def _assert_no_secret(g: LLMGrader, results: list, caplog: pytest.LogCaptureFixt
     assert all(SECRET not in g.render(req) for req in REQS)
 
 
+@pytest.mark.model
 def test_api_key_is_used_but_never_kept(server: LoopbackServer, clean_logits: list, caplog: pytest.LogCaptureFixture) -> None:
     assert f"Bearer {SECRET}" in server.stats.auth_headers  # the key reached the server ...
     g = oai(server)
@@ -172,6 +177,7 @@ def test_api_key_is_used_but_never_kept(server: LoopbackServer, clean_logits: li
                                  options={"api_key_env": "AUTOGRADE_TEST_UNSET_KEY"}))
 
 
+@pytest.mark.model
 def test_a_reply_that_is_not_json_fails_only_its_request(server: LoopbackServer, clean_logits: list) -> None:
     bad = REQS[4].passage_text[:60]
     server.faults = Faults(garbage=(bad,))
@@ -186,6 +192,7 @@ def test_a_reply_that_is_not_json_fails_only_its_request(server: LoopbackServer,
             assert (r.parse_status, r.grade) == ("ok", clean.grade)
 
 
+@pytest.mark.model
 def test_a_reply_without_choices_fails_only_its_request(server: LoopbackServer, clean_logits: list) -> None:
     bad = REQS[2].passage_text[:60]
     server.faults = Faults(empty_choices=(bad,))

@@ -59,6 +59,7 @@ def _req() -> GradeRequest:
                         "question", r["question_text"])
 
 
+@pytest.mark.model
 def test_options_validate_without_vllm() -> None:
     opts = validate_options("vllm", {})
     assert isinstance(opts, Options) and opts.enable_prefix_caching and opts.tensor_parallel_size == 1
@@ -68,6 +69,7 @@ def test_options_validate_without_vllm() -> None:
                  options={"gpu_memory_utilization": 0.8, "max_model_len": 4096})
 
 
+@pytest.mark.model
 def test_label_tokens_with_a_bpe_tokenizer(tokenizer) -> None:
     fmt = TokenizerFormatter(tokenizer, chat=True)
     digits = fmt.label_tokens([str(i) for i in range(6)])
@@ -81,6 +83,7 @@ def test_label_tokens_with_a_bpe_tokenizer(tokenizer) -> None:
         fmt.label_tokens(["4", "45"])  # "45" is "4" + "5" here
 
 
+@pytest.mark.model
 def test_logprob_conversions() -> None:
     lt = LabelTokens(("yes", "no"), ((10, 11), (20,)))
     probs = lt.probs_from_token_logprobs({10: math.log(0.5), 11: math.log(0.1), 20: math.log(0.2), 7: math.log(0.2)})
@@ -103,6 +106,7 @@ def test_logprob_conversions() -> None:
     assert not supports_logprob_token_ids(SimpleNamespace)
 
 
+@pytest.mark.model
 def test_shared_formatting_and_truncation(tokenizer) -> None:
     prompt = get_prompt("QuestionSelfRatedUnanswerablePromptWithChoices")
     req = _req()
@@ -115,6 +119,7 @@ def test_shared_formatting_and_truncation(tokenizer) -> None:
     assert not cut and req.passage_text in full
 
 
+@pytest.mark.model
 def test_without_vllm_the_error_names_the_environment() -> None:
     if importlib.util.find_spec("vllm") is not None:
         pytest.skip("vLLM is installed here; the missing-vLLM message cannot be observed")
@@ -123,6 +128,7 @@ def test_without_vllm_the_error_names_the_environment() -> None:
         make_grader(cfg)
 
 
+@pytest.mark.model
 def test_cpu_device_and_engine_arguments() -> None:
     cpu = GraderConfig(name="v", backend="vllm", bank="direct", prompt_class="Sun", model="m", options={"device": "cpu"})
     gpu = GraderConfig(name="g", backend="vllm", bank="direct", prompt_class="Sun", model="m")
@@ -132,6 +138,7 @@ def test_cpu_device_and_engine_arguments() -> None:
     assert "max_model_len" not in kw and "python" not in kw and "device" not in kw  # unset or not vLLM's
 
 
+@pytest.mark.model
 def test_find_vllm_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUTOGRADE_VLLM_PYTHON", "/nonexistent/bin/python")
     with pytest.raises(GraderSetupError, match=r"AUTOGRADE_VLLM_PYTHON.*make vllm-env"):
@@ -141,6 +148,7 @@ def test_find_vllm_python(monkeypatch: pytest.MonkeyPatch) -> None:
     assert find_vllm_python() == sys.executable
 
 
+@pytest.mark.model
 def test_vllm_env_bridge_reports_child_errors_without_traceback() -> None:
     """The child's own error (exit 2) comes back as its message; a crash or a kill names how it ended."""
     user_error = ("import sys; print('2026-01-01 ERROR autograde: grader g: no model (fix: set model)'); "
@@ -158,6 +166,7 @@ def test_vllm_env_bridge_reports_child_errors_without_traceback() -> None:
     run_in_vllm_env(sys.executable, ["-c", check], "grader g")
 
 
+@pytest.mark.model
 def test_gguf_conversion_is_idempotent_and_refuses_foreign_folders(tmp_path: Path) -> None:
     from autograde.grading.convert import ConversionError, converted_from, gguf_to_model_dir
 
@@ -218,6 +227,7 @@ def hf_qsr() -> tuple[list, list[str]]:
         g.close()
 
 
+@pytest.mark.model
 def test_vllm_logits_scoring(engine_runs: dict) -> None:
     run = engine_runs["runs"]["logits"]
     assert engine_runs["vllm"] == "0.32.0"
@@ -239,6 +249,7 @@ def test_vllm_logits_scoring(engine_runs: dict) -> None:
     assert all(r["parse_status"] == "ok" and set(r["grade_probs"]) == {"yes", "no"} for r in fagb["results"])
 
 
+@pytest.mark.model
 def test_vllm_agrees_with_hf_in_float32(engine_runs: dict, hf_qsr: tuple[list, list[str]]) -> None:
     """Same token ids, same weights (GGUF vs its converted folder): same argmax, expected grades within 0.1."""
     hf_results, hf_rendered = hf_qsr
@@ -254,6 +265,7 @@ def test_vllm_agrees_with_hf_in_float32(engine_runs: dict, hf_qsr: tuple[list, l
     assert mean_diff <= 0.1, f"mean |expected grade difference| {mean_diff:.3f} > 0.1"
 
 
+@pytest.mark.model
 def test_vllm_generate_scoring(engine_runs: dict) -> None:
     """Greedy generation: text parsed like hf's; its first token is the logits run's argmax token."""
     logits = engine_runs["runs"]["logits"]["results"]
@@ -274,6 +286,7 @@ def test_vllm_generate_scoring(engine_runs: dict) -> None:
     assert compared >= len(logits) // 2, [g["raw"] for g in gen["results"]]
 
 
+@pytest.mark.model
 def test_prefix_caching_on_and_off_give_the_same_grades(engine_runs: dict) -> None:
     on, off = engine_runs["runs"]["logits"], engine_runs["runs"]["no_prefix_cache"]
     assert on["identity"] == {**off["identity"]}  # prefix caching is no part of what determines a grade

@@ -181,6 +181,7 @@ def test_documents_with_titles_are_joined_like_the_file_readers() -> None:
                                             Problems())[1] == "Bees\nThey make honey."
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path) -> None:
     files, dataset = tmp_path / "files", tmp_path / "dataset"

@@ -58,6 +58,7 @@ def mtimes(root: Path, pattern: str) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.glob(pattern))}
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) -> None:
     cfg = write_mini_dataset(tmp_path, shards=2)  # shards: 1-of-2 = {q1, q3}, 2-of-2 = {q2}

@@ -70,12 +70,14 @@ def hf_assign_results(hf_assign: LLMGrader) -> list:
     return hf_assign.grade_batch(REQS)
 
 
+@pytest.mark.model
 def test_the_prompt_sees_the_whole_answer() -> None:
     text = render(get_prompt("NuggetAssignment"), REQS[0])
     assert REQS[0].passage_text in text and "\n\n" in REQS[0].passage_text  # every paragraph, not one passage
     assert text.splitlines()[-1] == "Reply with one label: support, partial_support or not_support."
 
 
+@pytest.mark.model
 def test_hf_gives_a_three_way_distribution_per_pair(hf_assign: LLMGrader, hf_assign_results: list) -> None:
     tokens = hf_assign.identity()["label_tokens"]
     assert set(tokens) == set(ASSIGNMENT_LABELS)
@@ -89,6 +91,7 @@ def test_hf_gives_a_three_way_distribution_per_pair(hf_assign: LLMGrader, hf_ass
         assert math.isclose(r.expected_grade, 2 * r.grade_probs["support"] + r.grade_probs["partial_support"])
 
 
+@pytest.mark.model
 def test_hf_importance_gives_a_two_way_distribution() -> None:
     g = make_grader(_cfg("NuggetImportance"))
     try:
@@ -101,6 +104,7 @@ def test_hf_importance_gives_a_two_way_distribution() -> None:
         g.close()
 
 
+@pytest.mark.model
 def test_openai_loopback_logits(hf_assign: LLMGrader, hf_assign_results: list) -> None:
     os.environ["AUTOGRADE_TEST_NUGGET_KEY"] = "sk-loopback"
     with LoopbackServer(SmolLM2Chat(hf_assign.llm.model, hf_assign.llm.tokenizer)) as srv:
@@ -116,6 +120,7 @@ def test_openai_loopback_logits(hf_assign: LLMGrader, hf_assign_results: list) -
         assert r.grade == ref.grade  # the top-20 holds the labels' first tokens: the same argmax as in-process
 
 
+@pytest.mark.model
 def test_vllm_agrees_with_hf_on_every_argmax(tmp_path: Path, hf_assign: LLMGrader, hf_assign_results: list) -> None:
     grader = {"name": "v-assign", "backend": "vllm", "bank": "nuggets", "prompt_class": "NuggetAssignment",
               "model": str(smollm2_model_dir()), "scoring": "logits", "options": dict(CPU_OPTIONS)}

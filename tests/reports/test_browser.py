@@ -112,6 +112,7 @@ def devtools(chromium: str, tmp_path: Path) -> Any:
             proc.kill()
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_every_page_loads_without_console_errors(example_run: Path, devtools: DevTools) -> None:
     site = example_run / "results" / "site"
@@ -126,6 +127,7 @@ def test_every_page_loads_without_console_errors(example_run: Path, devtools: De
     assert len(loaded) == 6 and all(w > 0 for w in loaded)
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_largest_query_grid_renders_and_reacts(example_run: Path, devtools: DevTools, chromium: str,
                                                tmp_path: Path) -> None:

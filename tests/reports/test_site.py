@@ -49,6 +49,7 @@ def _largest_query(results: Path) -> tuple[str, int]:
     return str(sizes.idxmax()), int(sizes.max())
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_site_links_assets_and_grid(example_run: Path) -> None:
     site = example_run / "results" / "site"
@@ -71,6 +72,7 @@ def test_site_links_assets_and_grid(example_run: Path) -> None:
     assert "Cohen's κ" in index and "minilm-questions count-4" in index
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_site_is_deterministic_and_respects_the_passage_limit(example_run: Path, tmp_path: Path) -> None:
     results = example_run / "results"

@@ -18,6 +18,7 @@ from autograde.pipeline.shards import shard_assignment
 GRADERS = ("minilm-questions",)
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_workflow_builds_reports_and_site(example_run: Path) -> None:
     r = example_run / "results"
@@ -40,6 +41,7 @@ def test_workflow_builds_reports_and_site(example_run: Path) -> None:
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(example_run, "-n"))
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_bank_edit_regrades_one_shard_and_rebuilds_reports_and_site(example_run: Path, tmp_path: Path) -> None:
     wd = tmp_path / "wd"
@@ -74,6 +76,7 @@ def _rows(path: Path) -> list[tuple[str, str, str]]:
     return list(zip(df["grader"], df["qrels"], df["measure"], strict=True))
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_report_and_site_by_hand_equal_the_workflows(example_run: Path, tmp_path: Path) -> None:
     """One leaderboard list: the correlation report has results/correlation.tsv's rows, in its order; `autograde

@@ -12,6 +12,7 @@ from support.helpers import REPO, run_workflow, shared_data
 PAPERS = REPO / "config" / "reproduce" / "papers"
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_reproduce_target_builds_the_index_and_is_a_no_op_the_second_time(mini: Path) -> None:
     grid = shared_data("dl20-rocknroll-grid", "grid-full.jsonl")

@@ -19,6 +19,7 @@ from autograde.rubric.stages import load_training_data
 RUBRIC = Path(__file__).resolve().parents[2] / "config" / "rubric" / "dialogue.yaml"
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_synthetic_q0_pearson_seed_0() -> None:
     folder = shared_data("llm-rubric", "synthetic")

@@ -41,6 +41,7 @@ def nothing_to_do(wd: Path) -> bool:
     return "Nothing to be done" in dry.stdout + dry.stderr
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_generate_grade_edit_rerun(mini: Path, served: tuple[LoopbackServer, CannedChat]) -> None:
     srv, chat = served

@@ -13,10 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from support.helpers import REPO
+from support.helpers import run_workflow
 from support.mini import write_mini_dataset
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> None:
     wd = mini.parent
@@ -32,10 +33,7 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
                                "logistic_c": [1.0], "selection_folds": 3,
                                "network": {"members": 1, "pretrain_epochs": 30, "finetune_epochs": 30}}
     mini.write_text(yaml.safe_dump(raw, sort_keys=False))
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile", str(mini),
-           "-c2"]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run_workflow(wd, config=mini, check=True)
     r = wd / "results"
     qrels = (r / "qrels/calibrated/threshold-2.qrels").read_text().splitlines()
     assert qrels and all(line.split()[3] in ("0", "1", "2") for line in qrels)  # calibrated relevance levels
@@ -52,7 +50,7 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     ours = pd.read_csv(r / "correlation.tsv", sep="\t", dtype=str)
     assert list(zip(report["grader"], report["qrels"], report["measure"], strict=True)) == list(
         zip(ours["grader"], ours["qrels"], ours["measure"], strict=True))
-    again = subprocess.run([*cmd, "-n"], capture_output=True, text=True, timeout=300)
+    again = run_workflow(wd, "-n", config=mini, timeout=300)
     assert "Nothing to be done" in again.stdout + again.stderr
     model = r / "calibrated_qrels" / "model"
     assert json.loads((model / "model.json").read_text())["training"]["judged"] > 0
@@ -62,11 +60,7 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     raw_b = {**raw, "calibrated_qrels": {"model": str(model), "output": "threshold",
                                          "sources": ["results/grades/sim.parquet", "results/grades/strict.parquet"]}}
     other.write_text(yaml.safe_dump(raw_b, sort_keys=False))
-    cmd_b = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(other.parent), "--configfile",
-             str(other), "-c2"]
-    run_b = subprocess.run(cmd_b, capture_output=True, text=True, timeout=900,
-                           env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert run_b.returncode == 0, run_b.stdout[-3000:] + run_b.stderr[-3000:]
+    run_workflow(other.parent, config=other, check=True)
     rb = other.parent / "results"
     assert not (rb / "calibrated_qrels" / "model").exists()  # applied, not trained
     applied = json.loads((rb / "calibrated_qrels" / "report.json").read_text())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.helpers import REPO
+from support.helpers import REPO, run_workflow
 
 from autograde.cli import main
 
@@ -240,11 +239,10 @@ def test_cli_process_exits_2_without_traceback(mini: Path) -> None:
     assert res.returncode == 2 and "outside its grade range" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.workflow
 def test_snakemake_stops_at_dag_build_before_any_job(mini: Path) -> None:
     write("data/runs/good.run", "q1 Q0 d1a 1 nan good\n", "a")(mini.parent)
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(mini.parent),
-           "--configfile", str(mini), "-c1"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    res = run_workflow(mini.parent, config=mini, cores=1, timeout=300)
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "good.run:13: score 'nan' is not a finite number" in out
     assert "Traceback" not in out and not (mini.parent / "results").exists()

@@ -32,6 +32,7 @@ def server() -> Iterator[LoopbackServer]:
         yield srv
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_endpoint_down_then_up(tmp_path: Path, server: LoopbackServer) -> None:
     cfg = write_mini_dataset(tmp_path, shards=2)

@@ -38,6 +38,7 @@ def test_resolution_rules() -> None:
     assert source.from_command_line(("grading", "shards")) and not source.from_command_line(("data", "queries"))
 
 
+@pytest.mark.workflow
 def test_incomplete_configfile_is_refused(tmp_path: Path) -> None:
     """A --configfile is used as it is: one that is not a whole experiment is refused, naming what it lacks."""
     part = tmp_path / "part.yaml"
@@ -50,6 +51,7 @@ def test_incomplete_configfile_is_refused(tmp_path: Path) -> None:
     assert res.returncode != 0 and "not a complete experiment" in out and "Traceback" not in out
 
 
+@pytest.mark.workflow
 def test_command_line_overrides_are_attributed_to_the_command_line(mini: Path) -> None:
     """A bad --config value is reported as the command line's, not at a line of the experiment file."""
     res = run_experiment(mini.parent, "-n", "--config", f"experiment={mini}", "grading={shard: 8}")
@@ -65,6 +67,7 @@ def test_command_line_overrides_are_attributed_to_the_command_line(mini: Path) -
     assert f"{mini}:{line}: grading.shards:" in res.stdout + res.stderr
 
 
+@pytest.mark.workflow
 def test_another_experiment_inherits_nothing(mini: Path) -> None:
     wd = mini.parent
     for args in (("--config", f"experiment={mini}"), ("--configfile", str(mini))):
@@ -74,6 +77,7 @@ def test_another_experiment_inherits_nothing(mini: Path) -> None:
         assert planned["grade"] == 2 and "minilm" not in dry.stdout  # the mini experiment's grader and shards only
 
 
+@pytest.mark.workflow
 def test_dl20_size_experiment_validates_and_plans(tmp_path: Path) -> None:
     dl20 = shared_data("dl20")
     tool = SHARED / "tools" / "synth_dl20_runs.py"

@@ -56,6 +56,7 @@ def openai_grader(srv: LoopbackServer, **options: object) -> dict[str, object]:
                         "timeout_s": 30, **options}}
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path) -> None:
     experiment(tmp_path, {"name": "flan", "backend": "hf", "bank": "questions", "model": "nobody/no-such-model",
@@ -72,6 +73,7 @@ def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path) -> None:
     assert "Traceback" not in log and "Traceback" not in out, out[-3000:]
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_unparseable_answers_fail_their_job(tmp_path: Path, fixed: tuple[LoopbackServer, FixedChat]) -> None:
     srv, chat = fixed
@@ -86,6 +88,7 @@ def test_unparseable_answers_fail_their_job(tmp_path: Path, fixed: tuple[Loopbac
     assert not (tmp_path / "results/grades/llm.parquet").exists()  # leaderboards never see an empty grade table
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_empty_choices_fail_only_their_requests(tmp_path: Path, fixed: tuple[LoopbackServer, FixedChat]) -> None:
     srv, _ = fixed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from support.helpers import REPO
 
 HEAVY = ("torch", "scipy", "sklearn", "transformers", "sentence_transformers", "vllm")
@@ -27,6 +28,7 @@ print("LOADED:" + ",".join(m for m in {HEAVY!r} if m in sys.modules))
 """
 
 
+@pytest.mark.workflow
 def test_dry_run_of_the_example_loads_no_heavy_library() -> None:
     res = subprocess.run([sys.executable, "-c", DRY_RUN], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -29,7 +29,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -38,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from support.helpers import REPO
+from support.helpers import REPO, run_workflow, workflow_command
 from support.local_cluster import PARTITION, LocalSlurm, SlurmUnavailable, ensure_installed
 from support.mini import MINI_BANK, write_mini_dataset
 
@@ -136,18 +135,14 @@ def write_dataset(root: Path) -> Path:
 
 
 def smk_cmd(workdir: Path, *extra: str, slurm: bool) -> list[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--set-threads", "grade=1"]
-    if slurm:
-        # The cluster has 2 CPUs (--cores also caps the CPUs of group jobs). Poll SLURM every 5 s instead of
-        # 20 s: the plugin adds 10 s to the interval after every poll that finds no finished job, so with
-        # jobs of 10-20 s here, 5 s finds most of them at the second poll (20 s after submission).
-        cmd += ["--workflow-profile", str(REPO / "profiles" / "slurm"), "--cores", "2",
-                "--slurm-init-seconds-before-status-checks", "5", "--seconds-between-status-checks", "5",
-                "--latency-wait", "5"]
-    else:
-        cmd += ["-c2"]
-    return cmd + list(extra)
+    if not slurm:
+        return workflow_command(workdir, "--set-threads", "grade=1", *extra)
+    # The cluster has 2 CPUs (--cores also caps the CPUs of group jobs). Poll SLURM every 5 s instead of
+    # 20 s: the plugin adds 10 s to the interval after every poll that finds no finished job, so with
+    # jobs of 10-20 s here, 5 s finds most of them at the second poll (20 s after submission).
+    return workflow_command(workdir, "--set-threads", "grade=1", "--workflow-profile", str(REPO / "profiles" / "slurm"),
+                            "--slurm-init-seconds-before-status-checks", "5", "--seconds-between-status-checks", "5",
+                            "--latency-wait", "5", *extra)
 
 
 class Runs:
@@ -247,16 +242,15 @@ def seg_lines(segment: Path) -> int:
     return n
 
 
+@pytest.mark.workflow
 def test_slurm_profile_requests_gpus_for_gpu_graders_only(mini: Path) -> None:
     """No cluster needed: a dry run through the slurm profile shows the resources every job would request."""
     raw = yaml.safe_load(mini.read_text())
     raw["graders"].append({"name": "llm", "backend": "hf", "bank": "questions", "model": _smollm2_model(),
                            "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices"})
     mini.write_text(yaml.safe_dump(raw, sort_keys=False))
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(mini.parent),
-           "--configfile", str(mini), "--workflow-profile", str(REPO / "profiles" / "slurm"), "-n"]
-    dry = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "AUTOGRADE_GPU_MODEL": "a100"})
+    dry = run_workflow(mini.parent, "--workflow-profile", str(REPO / "profiles" / "slurm"), "-n", config=mini,
+                       env={"AUTOGRADE_GPU_MODEL": "a100"}, timeout=300)
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
     jobs = re.findall(r"^\s*rule (\w+):\n(?:.*\n)*?\s*resources: (.*)$", dry.stdout, re.M)
     grade = re.findall(r"rule grade:\n(?:.*\n)*?\s*wildcards: grader=(\w+), scatteritem=\S+\n\s*resources: (.*)",

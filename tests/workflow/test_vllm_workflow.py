@@ -41,6 +41,8 @@ def vllm_config(mini: Path, **options: object) -> None:
     mini.write_text(yaml.safe_dump(cfg))
 
 
+@pytest.mark.model
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_vllm_grader_end_to_end_killed_job_resumes(mini: Path) -> None:
     vllm_python()  # skips (or fails on CI) without the vLLM environment
@@ -90,6 +92,8 @@ def test_vllm_grader_end_to_end_killed_job_resumes(mini: Path) -> None:
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.model
+@pytest.mark.workflow
 def test_vllm_grader_that_cannot_start_fails_with_the_fix(mini: Path) -> None:
     """An engine vLLM refuses (a context longer than the model's): the job fails with vLLM's reason and the fix,
     as a message from the vLLM environment, without a traceback."""

@@ -8,17 +8,16 @@ schedules only that query's grading shard and what is downstream, and the rerun 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.helpers import REPO, job_stats, run_workflow
+from support.helpers import job_stats, run_workflow
 
 from autograde.pipeline.shards import shard_assignment
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     wd = mini.parent
@@ -60,8 +59,7 @@ def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     # Snakemake would not regrade it: merge_grades (rerun by its digest params) must refuse the stale shard.
     bank.write_text(bank.read_text().replace("When exactly do spring tides occur?", "When do spring tides occur?"))
     shard_out = f"results/grades/sim/shards/{shard}-of-2.parquet"
-    subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd), "--configfile",
-                    str(wd / "config.yaml"), "--cleanup-metadata", shard_out], check=True, capture_output=True)
+    run_workflow(wd, "--cleanup-metadata", shard_out, check=True)
     assert "grade" not in job_stats(run_workflow(wd, "-n"))  # Snakemake itself would not regrade the shard
     stale = run_workflow(wd)
     assert stale.returncode != 0
@@ -74,6 +72,7 @@ def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     assert regraded["computed"] == 0 and regraded["cached"] == regraded["pairs"]
 
 
+@pytest.mark.workflow
 def test_bad_bank_fails_before_any_job(mini: Path) -> None:
     wd = mini.parent
     bank = wd / "data/questions.jsonl"
@@ -84,6 +83,7 @@ def test_bad_bank_fails_before_any_job(mini: Path) -> None:
     assert not (wd / "results").exists()
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_workflow_grades_with_an_llm_backend(mini: Path) -> None:
     """The sharded grading rule with a real LLM (SmolLM2-135M-Instruct GGUF through the hf backend, logits)."""
