@@ -181,8 +181,9 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
     from autograde.pipeline.jobs import gather_shards
 
     cfg = bank_config(config, name)
-    shards, total = gather_shards(shard_stats, SHARD_COUNTERS, expected_digests, f"shard of bank {name!r}",
-                                  "generation config", "regenerate it: snakemake -R generate_bank (cached answers are reused)")
+    shards, counters = gather_shards(shard_stats, SHARD_COUNTERS, expected_digests, f"shard of bank {name!r}",
+                                     "generation config",
+                                     "regenerate it: snakemake -R generate_bank (cached answers are reused)")
     order = {q: i for i, q in enumerate(read_queries(config.data.queries_file))}
     bank = _join_shard_banks(shard_banks, order)
     failures: list[tuple[str, int, dict[str, Any]]] = []
@@ -190,7 +191,11 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
         for n, line in enumerate(Path(p).read_text(encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 failures.append((p, n, json.loads(line)))
-    failures.sort(key=lambda t: order.get(t[2].get("query_id"), len(order)))  # the queries file's order
+    def query_rank(failure: tuple[str, int, dict[str, Any]]) -> int:  # the queries file's order, unknown ids last
+        qid = failure[2].get("query_id")
+        return len(order) if qid is None else order.get(qid, len(order))
+
+    failures.sort(key=query_rank)
     n_queries = sum(int(s.get("queries") or 0) for s in shards)
     n_failed = len(failures)
     fix = (f"raise bank_generation.{name}.repair_attempts or decoding.max_new_tokens, change the prompt or model, "
@@ -208,7 +213,7 @@ def run_merge_bank(config: Config, name: str, shard_banks: list[str], shard_fail
                        f["query_id"], cfg.allow_failures, f["error"])
     write_bank(bank_path, bank, cfg.test_collection)
     atomic_write_text(failures_path, "".join(json.dumps(f, ensure_ascii=False) + "\n" for _, _, f in failures))
-    total: dict[str, Any] = dict(total)
+    total: dict[str, Any] = dict(counters)
     total["model_seconds"] = round(sum(float(s.get("model_seconds") or 0) for s in shards), 3)
     stats = {"bank": name, **total, "shards": shards}
     atomic_write_text(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")

@@ -129,7 +129,7 @@ def diff_banks(a: Bank, b: Bank, query: str | None = None, similarity: float = 0
         ids_a, ids_b = {i.item_id: i for i in ia}, {i.item_id: i for i in ib}
         removed = [i for i in ia if i.item_id not in ids_b]
         added = [i for i in ib if i.item_id not in ids_a]
-        changed = []
+        changed: list[dict[str, Any]] = []
         for i in ia:
             j = ids_b.get(i.item_id)
             if j is not None and (j.kind != i.kind or j.gold_answers != i.gold_answers):
@@ -147,12 +147,13 @@ def diff_banks(a: Bank, b: Bank, query: str | None = None, similarity: float = 0
             used_a.add(m)
             changed.append({"old_id": removed[k].item_id, "new_id": added[m].item_id, "old": removed[k].text,
                             "new": added[m].text, "what": "text", "similarity": round(ratio, 3)})
-        entry = {"added": [_item(n) for m, n in enumerate(added) if m not in used_a],
-                 "removed": [_item(r) for k, r in enumerate(removed) if k not in used_r],
-                 "changed": changed,
-                 "unchanged": sum(1 for i in ia if i.item_id in ids_b) - sum(1 for c in changed if c["what"] != "text")}
-        for k in ("added", "removed", "changed"):
-            totals[k] += len(entry[k])
+        entry: dict[str, Any] = {
+            "added": [_item(n) for m, n in enumerate(added) if m not in used_a],
+            "removed": [_item(r) for k, r in enumerate(removed) if k not in used_r],
+            "changed": changed,
+            "unchanged": sum(1 for i in ia if i.item_id in ids_b) - sum(1 for c in changed if c["what"] != "text")}
+        for key in ("added", "removed", "changed"):
+            totals[key] += len(entry[key])
         totals["unchanged"] += entry["unchanged"]
         if entry["added"] or entry["removed"] or entry["changed"]:
             out["queries"][q] = entry

@@ -115,8 +115,12 @@ class GraderConfig(GraderSpec):
         return None if v is None else _check_thresholds(v)
 
 
+def _max_mode() -> list[Literal["max", "count"]]:
+    return ["max"]
+
+
 class QrelsConfig(Strict):
-    modes: list[Literal["max", "count"]] = Field(default_factory=lambda: ["max"], description="max: label = max grade over items; count: label = number of items with grade >= threshold")
+    modes: list[Literal["max", "count"]] = Field(default_factory=_max_mode, description="max: label = max grade over items; count: label = number of items with grade >= threshold")
     thresholds: list[int] = Field(default_factory=lambda: [4], min_length=1, description="grade thresholds tau (max mode: trec_eval relevance level; count mode: minimum grade of a counted item); each must lie within the grade range of the graders that use it")
 
     @field_validator("thresholds")
@@ -150,8 +154,12 @@ class CoverConfig(Strict):
     missing_queries: Literal["skip", "zero"] = Field(default="skip", description="a query where the system has no graded passage in its top-k: skip it (the workbench's choice) or score 0")
 
 
+def _both_correlations() -> list[Literal["spearman", "kendall"]]:
+    return ["spearman", "kendall"]
+
+
 class CorrelationConfig(Strict):
-    methods: list[Literal["spearman", "kendall"]] = Field(default_factory=lambda: ["spearman", "kendall"], description="rank correlations computed (Spearman rho, Kendall tau-b)")
+    methods: list[Literal["spearman", "kendall"]] = Field(default_factory=_both_correlations, description="rank correlations computed (Spearman rho, Kendall tau-b)")
 
 
 class Config(Strict):
@@ -259,8 +267,8 @@ def error_lines(exc: ValidationError | list[Any], root: type[BaseModel] = Config
             hint = f"; did you mean {close[0]!r}?" if close else ""
             msg = f"unknown key{hint} valid keys here: {', '.join(valid)}"
         elif err["type"] == "literal_error" and loc and loc[-1] == "backend":
-            valid = LLM_BACKEND_NAMES if loc[0] == "bank_generation" else BACKEND_NAMES  # text only
-            msg = f"unknown backend {err.get('input')!r}; valid backends: {', '.join(sorted(valid))}"
+            backends = LLM_BACKEND_NAMES if loc[0] == "bank_generation" else BACKEND_NAMES  # text only
+            msg = f"unknown backend {err.get('input')!r}; valid backends: {', '.join(sorted(backends))}"
         line = None
         if key_lines:
             for n in range(len(full), 0, -1):

@@ -103,7 +103,7 @@ def backend_rows() -> list[tuple[str, str, str, str]]:
     """The ``options:`` of every grader backend."""
     from autograde.grading.registry import BACKENDS, options_model
 
-    out = []
+    out: list[tuple[str, str, str, str]] = []
     for backend in sorted(BACKENDS):
         out.extend((f"graders[].options.{k} ({backend})", t, d, s)
                    for k, t, d, s in rows(options_model(backend)))

@@ -233,6 +233,6 @@ class GradeCache:
 
 
 def result_from_record(rec: dict[str, Any]) -> GradeResult:
-    fields = {f: rec.get(f) for f in RESULT_FIELDS}
+    fields: dict[str, Any] = {f: rec.get(f) for f in RESULT_FIELDS}
     fields["extra"] = fields["extra"] or {}
     return GradeResult(**fields)

@@ -230,7 +230,8 @@ class HFBackend(TokenizerBackend):
         logger.info("hf %s: loading %s%s (%s, %s, %s)", owner, self.model_path,
                     f" [{self.gguf_file}]" if self.gguf_file else "", "seq2seq" if self.seq2seq else "causal",
                     self.device, self.dtype)
-        self.model = cls.from_pretrained(self.model_path, dtype=self.dtype, **load_kw).to(self.device).eval()
+        # transformers decorates PreTrainedModel.to with functools.wraps, which mypy does not bind as a method
+        self.model = cls.from_pretrained(self.model_path, dtype=self.dtype, **load_kw).to(self.device).eval()  # type: ignore[arg-type]
         tok_path = options.tokenizer or self.model_path
         tok_kw = dict(load_kw) if options.tokenizer is None else {"local_files_only": options.local_files_only}
         self.tokenizer = AutoTokenizer.from_pretrained(tok_path, **tok_kw)
@@ -338,7 +339,8 @@ class HFBackend(TokenizerBackend):
         try:
             cache = DynamicCache(ddp_cache_data=data)
         except TypeError:  # older transformers
-            cache = DynamicCache.from_legacy_cache(tuple(data))
+            # the classmethod exists only in the older transformers this branch serves (the installed one dropped it)
+            cache = DynamicCache.from_legacy_cache(tuple(data))  # type: ignore[attr-defined]
         ids, smask = _pad([s[shared:] for s in seqs], self.pad_id, "left")
         mask = torch.cat([torch.ones((b, shared), dtype=torch.long), smask], dim=1)
         pos = shared + (smask.cumsum(-1) - 1).clamp(min=0)

@@ -109,10 +109,10 @@ def _grade_sets(g: pd.DataFrame | None, min_correct: int) -> tuple[list[dict[str
             row = ok.iloc[0] if len(ok) else None
             raw = row.get("raw") if row is not None else None
             answer = raw if isinstance(raw, str) else (row.get("answer") if row is not None else None)
-            rated = src == "direct_rating" and row is not None
+            rated = src == "direct_rating"
             direct.append({"correctAnswered": bool(row is not None and row["grade"] >= min_correct),
                            "answer": answer if isinstance(answer, str) else "", **common,
-                           "self_ratings": int(row["grade"]) if rated else None})
+                           "self_ratings": int(row["grade"]) if rated and row is not None else None})
             continue
         entry: dict[str, Any] = {
             "correctAnswered": sorted(ok.loc[ok["grade"] >= min_correct, "item_id"]),

@@ -9,7 +9,7 @@ never raises out of ``grade_batch``). The EXAM++ two-step verification flow is i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -201,6 +201,7 @@ class LLMGrader:
             return flow(self, requests)
         fitted = [self.model_input(self.prompt, r) for r in requests]
         inputs = [t for t, _ in fitted]
+        outs: Sequence[LabelScores | Generation | Failure]
         if self.scoring == "logits":
             outs = self.label_scores(inputs)
         else:

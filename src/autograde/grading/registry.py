@@ -140,13 +140,15 @@ def make_grader(spec: GradingSpec) -> Grader:
     """Build the grader a model spec describes (a ``graders:`` entry, a whole-answer assessor, ...)."""
     for flow in FLOW_MODULES:
         importlib.import_module(flow)
-    module = backend_module(spec.backend)
+    name = spec.backend
+    assert name is not None, "a spec that grades names a backend (an assessor without one reuses a grader)"
+    module = backend_module(name)
     options = module.Options.model_validate(spec.options)
-    owner = getattr(spec, "name", spec.backend)
+    owner = getattr(spec, "name", name)
     try:
         return module.make_grader(spec, options)
     except ImportError as exc:
-        raise _install_hint(f"grader {owner}", spec.backend, exc) from exc
+        raise _install_hint(f"grader {owner}", name, exc) from exc
 
 
 def make_backend(name: str, model: str | None, options: dict[str, Any], owner: str) -> LLMBackend:

@@ -102,7 +102,8 @@ class _MissGrading:
         wanted = {keys[i] for i in misses}
         bar = progress_bar(len(misses), desc)
         try:
-            pending, waiting = list(misses), []  # waiting: claimed by another job sharing the cache
+            pending: list[int] = list(misses)
+            waiting: list[int] = []  # claimed by another job sharing the cache
             while pending or waiting:
                 self.take_fresh(wanted)
                 pending = [i for i in pending if keys[i] not in results]

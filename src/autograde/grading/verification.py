@@ -7,7 +7,9 @@ unparseable (deterministic: asking again cannot help).
 
 from __future__ import annotations
 
-from autograde.grading.backend import Failure, failed
+from collections.abc import Sequence
+
+from autograde.grading.backend import Failure, Generation, LabelScores, failed
 from autograde.grading.base import GradeRequest, GradeResult
 from autograde.grading.llm_grader import FLOWS, LLMGrader
 from autograde.grading.parse import is_ill_formed, is_unanswerable
@@ -37,6 +39,7 @@ def grade_verification(grader: LLMGrader, requests: list[GradeRequest]) -> list[
         for gold in req.gold_answers:
             checks.append((i, gold))
             check_inputs.append(grader.model_input(grader.prompt, req, answer=text, gold=gold)[0])
+    outs: Sequence[LabelScores | Generation | Failure]
     if grader.scoring == "logits":
         outs = grader.label_scores(check_inputs)
     else:

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 RetrievalFamily = Literal["mrr", "map", "ndcg", "precision", "recall"]
 GenerationMetric = Literal["acc", "em", "stringem", "coverem", "f1", "rouge-1", "rouge-2", "rouge-l"]
 
-RETRIEVAL_FAMILIES: tuple[str, ...] = ("mrr", "map", "ndcg", "precision", "recall")
-GENERATION_METRICS: tuple[str, ...] = ("acc", "em", "stringem", "coverem", "f1", "rouge-1", "rouge-2", "rouge-l")
+RETRIEVAL_FAMILIES: tuple[RetrievalFamily, ...] = ("mrr", "map", "ndcg", "precision", "recall")
+GENERATION_METRICS: tuple[GenerationMetric, ...] = ("acc", "em", "stringem", "coverem", "f1", "rouge-1", "rouge-2", "rouge-l")
 
 
 class _Section(BaseModel):

@@ -64,16 +64,22 @@ def truncate_run(run: RunDict, k: int) -> RunDict:
     return {qid: {doc: docs[doc] for doc in trec_order(docs)[:k]} for qid, docs in run.items()}
 
 
+def _trec(measure: Measure) -> str:
+    """The trec_eval measure behind a server measure (every server measure names one)."""
+    assert measure.trec is not None
+    return measure.trec
+
+
 def per_query_measures(qrels: Qrels, run: RunDict, cfg: RetrievalMetricsConfig | None = None) -> PerQuery:
     """Per-query values under the JSON names (``mrr``, ``ndcg@10``, ...), then the extra trec_eval measures."""
     cfg = cfg or RetrievalMetricsConfig()
     specs = measure_specs(cfg.metrics, cfg.cutoffs, cfg.mrr_cutoff)
-    common = {"relevance_level": cfg.relevance_level, "missing_queries": cfg.missing_queries}
-    plain = [s.trec for s in specs if s.truncate is None]
-    base = evaluate_run(qrels, run, plain, **common) if plain else None
-    truncated = {k: evaluate_run(qrels, truncate_run(run, k), ["recip_rank"], **common)
+    level, missing = cfg.relevance_level, cfg.missing_queries
+    plain = [_trec(s) for s in specs if s.truncate is None]
+    base = evaluate_run(qrels, run, plain, level, missing) if plain else None
+    truncated = {k: evaluate_run(qrels, truncate_run(run, k), ["recip_rank"], level, missing)
                  for k in {s.truncate for s in specs if s.truncate is not None}}
-    extra = evaluate_run(qrels, run, cfg.extra_measures, **common) if cfg.extra_measures else None
+    extra = evaluate_run(qrels, run, cfg.extra_measures, level, missing) if cfg.extra_measures else None
     qids = next(iter(x for x in (base, extra, *truncated.values()) if x is not None), {})
     out: PerQuery = {}
     for qid in qids:
@@ -81,7 +87,7 @@ def per_query_measures(qrels: Qrels, run: RunDict, cfg: RetrievalMetricsConfig |
         for s in specs:
             source = base if s.truncate is None else truncated[s.truncate]
             assert source is not None
-            row[s.name] = source[qid][s.trec]
+            row[s.name] = source[qid][_trec(s)]
         if extra is not None:
             row.update(extra[qid])
         out[qid] = row

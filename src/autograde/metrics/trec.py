@@ -77,8 +77,8 @@ def _evaluator_groups(measures: Iterable[str]) -> list[set[str]]:
             params.setdefault(base, set()).update(args)
     first = set(bare)
     second: set[str] = set()
-    for base, args in params.items():
-        spec = f"{base}.{','.join(sorted(args, key=float))}"
+    for base, values in params.items():
+        spec = f"{base}.{','.join(sorted(values, key=float))}"
         (second if base in bare else first).add(spec)
     return [g for g in (first, second) if g]
 

@@ -25,7 +25,7 @@ def runs_from_rankings(rankings: pd.DataFrame) -> dict[str, RunDict]:
 def evaluate_systems(qrels: Qrels, runs: dict[str, RunDict], measures: list[str], relevance_level: int,
                      missing_queries: str = "zero") -> pd.DataFrame:
     """Per-query values of every system: columns run, query_id, measure, value (plus query 'all')."""
-    rows = []
+    rows: list[tuple[str, str, str, float]] = []
     for run in sorted(runs):
         per_q = evaluate_run(qrels, runs[run], measures, relevance_level, missing_queries)  # type: ignore[arg-type]
         keys = sorted({m for v in per_q.values() for m in v})

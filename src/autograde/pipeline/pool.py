@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,7 +71,7 @@ def build_pool(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame,
     return pool[POOL_COLUMNS]
 
 
-def write_pool_shards(pool: pd.DataFrame, query_ids: list[str], shard_paths: list[str | Path]) -> None:
+def write_pool_shards(pool: pd.DataFrame, query_ids: list[str], shard_paths: Sequence[str | Path]) -> None:
     """Split the pool by query into the given shard files (query -> shard by :func:`shard_assignment`)."""
     assign = shard_assignment(query_ids, len(shard_paths))
     shard_of = pool["query_id"].map(assign)

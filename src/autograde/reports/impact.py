@@ -15,6 +15,7 @@ Means are arithmetic over the evaluated queries, as trec_eval's "all" line for e
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,7 @@ def bank_impact(grades: pd.DataFrame, runs: dict[str, RunDict], evaluation: pd.D
             fulls[m] = pd.Series(sums[m] / counts[m], index=systems)
     same = {m: _compare(fulls[m], fulls[m]) for m in measures}
     g = grades[["query_id", "passage_id", "item_id", "grade"]]
-    rows = []
+    rows: list[tuple[str, str, Any, Any, float, float, bool, int, bool]] = []  # query and item ids as grouped
     for q, gq in g.groupby("query_id", sort=True):
         full_labels = rubric_qrels(gq, mode, threshold).get(str(q), {})
         for item in sorted(gq["item_id"].unique()):

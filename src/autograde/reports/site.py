@@ -78,7 +78,7 @@ class GraderData:
 
 def _leaderboards(folder: Path) -> dict[str, pd.DataFrame]:
     """variant -> wide leaderboard (run + measure columns) from ``<folder>/<variant>/<measure>.tsv``."""
-    out = {}
+    out: dict[str, pd.DataFrame] = {}
     if not folder.is_dir():
         return out
     groups = [(folder.name, sorted(folder.glob("*.tsv")))] if any(folder.glob("*.tsv")) else \
@@ -149,8 +149,9 @@ def _agreement_rows(summary: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def _query_page_data(g: GraderData, q: str, pool_text: dict[str, str], pool_systems: dict[str, int],
-                     cfg: ReportsConfig, thresholds: list[int]) -> dict[str, Any]:
+def _query_page_data(g: GraderData, q: str, pool_text: dict[tuple[str, str], str],
+                     pool_systems: dict[tuple[str, str], int], cfg: ReportsConfig, thresholds: list[int]
+                     ) -> dict[str, Any]:
     """Everything one query page shows (grid rows are limited to ``site_max_passages``)."""
     items = g.items[g.items["query_id"] == q].sort_values("item_id", kind="mergesort")
     item_ids = list(items["item_id"])
@@ -272,9 +273,9 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     return stats
 
 
-def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: dict, pool_systems: dict,
-                  cfg: ReportsConfig, thresholds: list[int], common: dict[str, Any], corr: list[dict[str, Any]],
-                  stats: dict[str, Any]) -> None:
+def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: dict[tuple[str, str], str],
+                  pool_systems: dict[tuple[str, str], int], cfg: ReportsConfig, thresholds: list[int],
+                  common: dict[str, Any], corr: list[dict[str, Any]], stats: dict[str, Any]) -> None:
     qids = sorted(set(g.grades["query_id"]), key=lambda q: (not q.isdigit(), int(q) if q.isdigit() else 0, q))
     first_variant = g.agreement["name"].iloc[0] if len(g.agreement) else None
     perq = g.agreement_per_query
@@ -299,7 +300,7 @@ def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: 
         impact["item_text"] = impact["item_id"].map(texts)
     spurious = g.spurious.sort_values(["threshold", "count"], ascending=[True, False], kind="mergesort").head(100) \
         if len(g.spurious) else g.spurious
-    graded = {}
+    graded: dict[str, list[dict[str, Any]]] = {}
     for r in _records(g.agreement_graded):
         graded.setdefault(str(r["name"]).partition(" ")[2], []).append(r)
     graded_tables = {v: _pivot(rows) for v, rows in graded.items()}

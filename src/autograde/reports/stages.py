@@ -163,11 +163,11 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
     if rc.impact and evaluations:
         runs = runs_from_rankings(read_table(rankings_path))
         frames = []
-        for name, path in evaluations.items():
+        for name, evaluation_path in evaluations.items():
             v = QrelsVariant.parse(name)
             if v.mode not in ("max", "count"):
                 continue  # calibrated labels are not made from this grader's grades
-            frames.append(bank_impact(grades, runs, read_table(path), v.mode, v.tau, spec.measures,
+            frames.append(bank_impact(grades, runs, read_table(evaluation_path), v.mode, v.tau, spec.measures,
                                       spec.missing_queries, name))
         impact = pd.concat(frames, ignore_index=True) if frames else impact
     _write_tsv(out["impact"], impact)

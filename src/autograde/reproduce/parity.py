@@ -127,8 +127,8 @@ def measure_server(s: ServerSettings) -> Measurement:
         qids = sorted(set(pa) | set(pb))
         xa = np.array([[pa.get(q, {}).get(m, 0.0) for m in measures] for q in qids])
         xb = np.array([[pb.get(q, {}).get(m, 0.0) for m in measures] for q in qids])
-        ref = scipy_paired_permutation_pvalues(xa, xb, s.permutation_resamples, s.permutation_seed + 1)
-        values += [Value(f"{na} vs {nb}", f"p({m})", float(ours[m]["p_value"]), reference=float(ref[j]))
+        scipy_p = scipy_paired_permutation_pvalues(xa, xb, s.permutation_resamples, s.permutation_seed + 1)
+        values += [Value(f"{na} vs {nb}", f"p({m})", float(ours[m]["p_value"]), reference=float(scipy_p[j]))
                    for j, m in enumerate(measures)]
         notes.append(f"paired sign-flip test, {s.permutation_resamples} resamples each (ours: seed "
                      f"{s.permutation_seed}; scipy: seed {s.permutation_seed + 1}); both are Monte-Carlo estimates")

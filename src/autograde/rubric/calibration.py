@@ -18,6 +18,7 @@ The diagram is written as SVG text directly (no plotting dependency, identical b
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import numpy as np
 
@@ -55,6 +56,15 @@ def smooth_ece_sigma(f: np.ndarray, y: np.ndarray, sigma: float) -> float:
     num = _kernel_sums(f, y - f, t, sigma)
     den = _kernel_sums(f, np.ones_like(f), t, sigma)
     return float(np.abs(num).sum() / den.sum())
+
+
+@overload
+def smooth_ece(f: np.ndarray, y: np.ndarray, eps: float = ..., return_sigma: Literal[False] = ...) -> float: ...
+
+
+@overload
+def smooth_ece(f: np.ndarray, y: np.ndarray, eps: float = ..., *, return_sigma: Literal[True]) -> tuple[float, float]:
+    ...
 
 
 def smooth_ece(f: np.ndarray, y: np.ndarray, eps: float = 0.001, return_sigma: bool = False
@@ -118,7 +128,7 @@ def _panel(f: np.ndarray, y: np.ndarray, title: str, x0: float, size: float, tic
     def py(v: float) -> float:
         return top + (1.0 - v) * w
 
-    value, sigma = smooth_ece(f, y, return_sigma=True)  # type: ignore[misc]
+    value, sigma = smooth_ece(f, y, return_sigma=True)
     t, curve, dens = smoothed_curve(f, y, sigma)
     out = [f'<rect x="{px(0):.1f}" y="{py(1):.1f}" width="{w:.1f}" height="{w:.1f}" fill="none" stroke="#888"/>',
            f'<line x1="{px(0):.1f}" y1="{py(0):.1f}" x2="{px(1):.1f}" y2="{py(1):.1f}" stroke="#aaa" '

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -58,6 +58,20 @@ class SeedRun:
     hyperparameters: list[Hyperparameters]
     unseen_judge_rows: int = 0
     """Held-out annotations whose judge had no annotation in the training folds (judge-independent weights)."""
+
+
+class SeedReport(TypedDict):
+    """One seed in the report's ``per_seed`` list (a JSON object, keys in this order)."""
+
+    seed: int
+    main_log_loss: float
+    unseen_judge_rows: int
+    fold_hyperparameters: list[dict[str, Any]] | None
+    """Each fold's selected hyperparameters (only when hyperparameter selection is enabled)."""
+    calibration: dict[str, dict[str, float]]
+    """answer option -> smooth and binned ECE of the main question."""
+    scores: dict[str, dict[str, dict[str, float]]]
+    """system -> question -> :func:`score`."""
 
 
 @dataclass
@@ -138,7 +152,7 @@ def evaluate(data: CalibrationData, hp: Hyperparameters, settings: EvaluationSet
         main = score(run.predictions[NETWORK][:, data.main_index], data.values_of(data.main_index))
         logger.info("seed %d: network %s Pearson %.4f RMSE %.4f", seed, data.main, main["pearson"], main["rmse"])
     systems = list(runs[0].predictions)
-    per_seed = []
+    per_seed: list[SeedReport] = []
     for run in runs:
         scores = {s: {qid: score(run.predictions[s][:, q], data.values_of(q)) for q, qid in enumerate(data.questions)}
                   for s in systems}

@@ -199,11 +199,12 @@ def read_grades_llm(path: str | Path, rubric: Rubric, problems: Problems | None 
         return out
     label_value = _label_values(df)
     inputs = set(rubric.input_ids)
-    dists: dict[tuple[str, str, str], list[tuple[int, dict[float, float]]]] = {}
+    # ids as read: a float cell (NaN, or a float column) stays a float, as the query id and group of the text
+    dists: dict[tuple[str | float, str | float, str], list[tuple[int, dict[float, float]]]] = {}
     for i, rec in enumerate(df[["query_id", "passage_id", "item_id", "grader", "grade_probs"]].itertuples(index=False)):
         n = i + 2
         qid_, pid, _item, grader, raw = (str(x) if not isinstance(x, float) else x for x in rec)
-        if not rubric.has(grader):
+        if not isinstance(grader, str) or not rubric.has(grader):  # a float is never a question id
             _unknown_question(p, n, grader, rubric, problems)
             continue
         if grader not in inputs:

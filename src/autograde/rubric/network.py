@@ -26,6 +26,9 @@ UNSEEN = -1
 class CalibrationNetwork(nn.Module):
     """Two sigmoid layers and per-question softmax heads, each with shared + judge-specific weights."""
 
+    valid: torch.Tensor
+    """questions x options: whether the question has the option (a buffer, registered in ``__init__``)."""
+
     def __init__(self, n_features: int, n_judges: int, option_counts: Sequence[int], hidden1: int, hidden2: int,
                  generator: torch.Generator, init: str = "scaled", personalized: bool = True) -> None:
         super().__init__()

@@ -99,7 +99,8 @@ def load_training_data(cfg: RubricConfig) -> tuple[Rubric, CalibrationData]:
 def run_fit(cfg: RubricConfig, out_model: str | Path, out_report: str | Path) -> dict[str, Any]:
     """Select hyperparameters (if enabled), fit on all annotations, save the model and a JSON report."""
     rubric, data = load_training_data(cfg)
-    hp, table = cfg.network, []
+    hp = cfg.network
+    table: list[dict[str, float]] = []
     if cfg.selection.enabled:
         hp, table = select_hyperparameters(data, cfg.network, cfg.selection, cfg.seed)
     model = fit(data, hp, cfg.seed)

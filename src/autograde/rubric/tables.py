@@ -32,8 +32,9 @@ class LlmAnswers:
     """text -> question -> probabilities over the question's options (in the rubric's option order)."""
 
     probs: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    groups: dict[str, str] = field(default_factory=dict)
-    """text -> cross-validation group (the text itself unless the input names a group)."""
+    groups: dict[str, str | float] = field(default_factory=dict)
+    """text -> cross-validation group (the text itself unless the input names a group; a grades table's query id,
+    a float where its query_id cell is one)."""
     where: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     """text -> (file, line) of its first row, for error messages."""
     seen: dict[str, set[str]] = field(default_factory=dict)
@@ -199,7 +200,7 @@ def _distribution(values: dict[float, float], q: Question, path: str | Path, lin
     return vec / mass
 
 
-def _add_distribution(out: LlmAnswers, text_id: str, q: Question, vec: np.ndarray | None, group: str | None,
+def _add_distribution(out: LlmAnswers, text_id: str, q: Question, vec: np.ndarray | None, group: str | float | None,
                       path: str | Path, line: int | None, problems: Problems) -> None:
     per_text = out.probs.setdefault(text_id, {})
     out.where.setdefault(text_id, (str(path), line))
@@ -230,6 +231,7 @@ def check_complete(llm: LlmAnswers, rubric: Rubric, problems: Problems) -> None:
                          "give a distribution for every input question, or drop the text (all its rows)")
 
 
-def _unknown_question(path: str | Path, line: int | None, qid: str, rubric: Rubric, problems: Problems) -> None:
+def _unknown_question(path: str | Path, line: int | None, qid: str | float, rubric: Rubric, problems: Problems
+                      ) -> None:
     problems.add(path, line, f"question id {qid!r} is not in rubric {rubric.name!r} (questions: "
                  f"{', '.join(rubric.ids)})", "add the question to the rubric YAML or remove these rows")

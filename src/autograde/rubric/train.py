@@ -158,8 +158,8 @@ def _fit_member(data: CalibrationData, train_rows: np.ndarray, val_rows: np.ndar
     # the judge-specific L2 penalty judge_l2 * |W^a|^2 enters as Adam weight decay 2 * judge_l2 (same gradient,
     # fewer autograd operations per step)
     personal = {id(p) for p in net.personal_parameters()}
-    groups = [{"params": [p for p in net.parameters() if id(p) not in personal]},
-              {"params": net.personal_parameters(), "weight_decay": 2.0 * hp.judge_l2 if hp.personalized else 0.0}]
+    groups: list[dict[str, Any]] = [{"params": [p for p in net.parameters() if id(p) not in personal]},
+                                    {"params": net.personal_parameters(), "weight_decay": 2.0 * hp.judge_l2 if hp.personalized else 0.0}]
     opt = torch.optim.Adam(groups, lr=hp.learning_rate, foreach=True)
     train = _tensors(data.subset(train_rows), judge_index)
     val = _tensors(data.subset(val_rows), judge_index) if val_rows is not None and len(val_rows) else None
@@ -191,6 +191,7 @@ def fit(data: CalibrationData, hp: Hyperparameters, seed: int = 0) -> FittedMode
     judges = tuple(sorted(set(data.judges.tolist())))
     judge_index = {a: i for i, a in enumerate(judges)}
     members, reports = [], []
+    splits: list[tuple[np.ndarray, np.ndarray | None]]  # (training rows, early-stopping rows or None)
     with deterministic():
         if not hp.early_stopping:
             all_rows = np.arange(len(data))

@@ -33,7 +33,8 @@ def _json_records(path: str, report: ConversionReport) -> list[tuple[str, Any]]:
             value = loads_strict(text)
         except ValueError as exc:
             raise FormatError(f"{path}: not valid JSON: {exc} (fix: check the file, or name its --from format)") from None
-        return [(f"{path}:element {i + 1}", v) for i, v in enumerate(value)]  # type: ignore[arg-type]
+        assert isinstance(value, list)  # valid JSON text that starts with "[" is an array
+        return [(f"{path}:element {i + 1}", v) for i, v in enumerate(value)]
     records: list[tuple[str, Any]] = []
     bad: list[tuple[int, str, str]] = []
     for n, line in lines:
