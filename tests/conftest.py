@@ -1,6 +1,9 @@
-"""Shared fixtures: a tiny inline dataset (every judgment commented), torch thread limits, the skip summary.
+"""Shared fixtures: the tiny dataset, the finished workflow runs that many tests read (each built ONCE per session,
+whichever pytest-xdist worker needs it first, behind a file lock), torch thread limits, the skip summary, the test
+order.
 
-Paths and the skip helper for ``../shared`` reference data live in ``helpers.py``.
+Shared code lives in ``tests/support/`` (paths and the one skip for missing ``../shared`` data in
+``support/helpers.py``). A test that changes a shared run copies it first (``support.helpers.copy_run``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import MISSING_REFERENCE, SHARED_DATA
+from support.helpers import MISSING_REFERENCE, SHARED_DATA, built_once, run_workflow
 from support.mini import write_mini_dataset
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -42,6 +45,55 @@ def mini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cfg = write_mini_dataset(tmp_path)
     monkeypatch.chdir(tmp_path)
     return cfg
+
+
+@pytest.fixture(scope="session")
+def mini_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished workflow run of the tiny dataset (reports off; its grade cache inside): copy it before a change."""
+    with built_once("mini-run", tmp_path_factory) as (wd, done):
+        if not done:
+            write_mini_dataset(wd)
+            run_workflow(wd, check=True)
+    return wd
+
+
+@pytest.fixture(scope="session")
+def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished workflow run of the bundled example with the reports and the review site: copy it before a
+    change."""
+    from support.example import write_example_experiment
+
+    with built_once("example-run", tmp_path_factory) as (wd, done):
+        if not done:
+            write_example_experiment(wd)
+            run_workflow(wd, check=True)
+    return wd
+
+
+@pytest.fixture(scope="session")
+def nuggets_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run of the tiny dataset with nugget scores: two RAG runs, the hand-made nugget bank
+    (tests/support/nugget_data.py) and an embedded whole-answer assessor (cached like every grade, no server)."""
+    import json
+
+    import yaml
+    from support.nugget_data import MORE_ANSWERS, NUGGETS, write_nugget_bank
+
+    with built_once("nugget-run", tmp_path_factory) as (wd, done):
+        if not done:
+            cfg = write_mini_dataset(wd)
+            (wd / "data" / "answers2.jsonl").write_text("".join(json.dumps(a) + "\n" for a in MORE_ANSWERS))
+            write_nugget_bank(wd / "data" / "nuggets.jsonl", NUGGETS)
+            raw = yaml.safe_load(cfg.read_text())
+            raw["data"]["answers"] = ["data/answers.jsonl", "data/answers2.jsonl"]
+            raw["banks"]["nuggets"] = "data/nuggets.jsonl"
+            raw["graders"] = []
+            raw["nuggets"] = {"bank": "nuggets", "assessors": [
+                {"name": "sim-assign", "backend": "embedded", "prompt_class": "NuggetSelfRatedPrompt",
+                 "thresholds": [3, 4]}]}
+            cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+            run_workflow(wd, check=True)
+    return wd
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

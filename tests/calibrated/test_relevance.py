@@ -24,6 +24,7 @@ from autograde.core.tables import write_table
 from autograde.io.trec import read_qrels
 
 
+@pytest.mark.model
 def test_tiny_calibrated_qrels(tmp_path: Path) -> None:
     f = tiny_sources(tmp_path / "data")
     cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f["close"]), str(f["binary"]), str(f["random"])],
@@ -126,6 +127,7 @@ def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> N
     assert "| fold |" in (tmp_path / "r.md").read_text()
 
 
+@pytest.mark.model
 def test_calibrate_qrels_cli(tmp_path: Path) -> None:
     f = tiny_sources(tmp_path / "data")
     cfg = tmp_path / "c.yaml"

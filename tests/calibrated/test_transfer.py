@@ -36,6 +36,7 @@ def _labels(path: Path) -> dict[tuple[str, str], int]:
     return {(q, d): v for q, docs in read_qrels(path).items() for d, v in docs.items()}
 
 
+@pytest.mark.model
 def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path) -> None:
     """Network and regression alike: applying the saved model to the training sources reproduces the labels the
     fitting process gave them, bit for bit; the model folder says what it was fitted on."""
@@ -63,6 +64,7 @@ def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path)
         assert (model / "network.pt").exists() == (estimator == "network")
 
 
+@pytest.mark.model
 def test_bad_model_and_sources_are_clear_errors(tmp_path: Path) -> None:
     f = tiny_sources(tmp_path / "data")
     model = tmp_path / "model"

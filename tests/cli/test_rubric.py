@@ -27,6 +27,7 @@ def _config(root: Path, files: dict[str, Path], **extra: object) -> Path:
     return cfg
 
 
+@pytest.mark.model
 def test_fit_predict_evaluate(tmp_path: Path) -> None:
     files = write_tiny_files(tmp_path / "data")
     cfg = _config(tmp_path, files, evaluation={"folds": 3, "seeds": [0, 1], "permutation_resamples": 500})

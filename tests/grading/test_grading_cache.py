@@ -54,6 +54,7 @@ def cached_lines(cache: Path) -> int:
     return sum(sum(1 for _ in p.open()) for p in cache.glob("grades/*/seg-*.jsonl"))
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_sigkill_midway_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

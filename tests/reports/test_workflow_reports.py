@@ -1,5 +1,5 @@
-"""A real Snakemake run of the bundled example builds the reports and the site; a bank edit regrades only the
-edited shard and rebuilds the reports and the site from the merged grades."""
+"""A real Snakemake run of the bundled example builds the reports and the site, and `autograde report` / `site` by
+hand give the same files. (A bank edit rebuilds them from the merged grades: tests/workflow/test_edit_reruns.py.)"""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.helpers import job_stats, run_workflow
+from support.helpers import run_workflow
 
 from autograde.config.reports import GRADER_REPORT_FILES
-from autograde.pipeline.shards import shard_assignment
 
 GRADERS = ("minilm-questions",)
 
@@ -39,36 +38,6 @@ def test_workflow_builds_reports_and_site(example_run: Path) -> None:
     assert sorted(p.name for p in (r / "site" / "minilm-questions" / "q").glob("*.html")) == [
         f"q10{i}.html" for i in range(1, 9)]
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(example_run, "-n"))
-
-
-@pytest.mark.workflow
-@pytest.mark.slow
-def test_bank_edit_regrades_one_shard_and_rebuilds_reports_and_site(example_run: Path, tmp_path: Path) -> None:
-    wd = tmp_path / "wd"
-    shutil.copytree(example_run, wd, symlinks=True)  # keeps mtimes, Snakemake metadata and the grade cache
-    bank = wd / "data" / "bank" / "questions.jsonl"
-    old = "What is the bloom when brewing coffee?"
-    assert old in bank.read_text()
-    bank.write_text(bank.read_text().replace(old, "What is the bloom when brewing French press coffee?"))
-    dry = run_workflow(wd, "-n")
-    jobs = job_stats(dry)
-    assert jobs.get("grade") == 1 and "ingest" not in jobs and "pool" not in jobs, dry.stdout
-    assert jobs.get("reports") == 1 and jobs.get("site") == 1 and jobs.get("report_correlation") == 1, jobs
-    shard = shard_assignment([f"q10{i}" for i in range(1, 9)], 2)["q105"] + 1
-    assert f"scatteritem={shard}-of-2" in dry.stdout
-
-    site_before = (wd / "results/site/minilm-questions/q/q105.html").read_text()
-    run = run_workflow(wd)
-    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
-    stats = json.loads((wd / f"results/grades/minilm-questions/shards/{shard}-of-2.stats.json").read_text())
-    pool = pd.read_parquet(wd / "results/pool/pool.parquet")
-    n_q105 = int((pool["query_id"] == "q105").sum())
-    assert stats["computed"] == n_q105 and stats["cached"] == stats["pairs"] - n_q105  # only the edited question
-    items = pd.read_parquet(wd / "results/reports/minilm-questions/items.parquet")
-    assert "What is the bloom when brewing French press coffee?" in set(items["text"])
-    site_after = (wd / "results/site/minilm-questions/q/q105.html").read_text()
-    assert "brewing French press coffee?" in site_after and "brewing French press coffee?" not in site_before
-    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(wd, "-n"))
 
 
 def _rows(path: Path) -> list[tuple[str, str, str]]:

@@ -139,6 +139,7 @@ def _synthetic_settings(human: Path | None = None) -> dict:
                          "evaluation": {"folds": 3, "seeds": [0, 1], "permutation_resamples": 100}}}
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_llm_rubric_rows_are_read_by_system_name(plan_factory, tmp_path: Path) -> None:
     m = run_table(plan_factory(llm_rubric_synthetic=_synthetic_settings()), "llm_rubric_synthetic")
@@ -177,6 +178,7 @@ def test_llm_rubric_transfer_to_other_dialogues(plan_factory) -> None:
     assert net is not None and net.n == 2 and -1 <= net.value <= 1
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_calibrated_qrels_kappa_is_computed_per_seed(plan_factory, tmp_path: Path) -> None:
     judgments = shared_data("dl20", "qrels.dl20-passage.txt")

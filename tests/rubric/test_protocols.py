@@ -65,6 +65,7 @@ def _configs(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_train_on_one_set_evaluate_on_another(tmp_path: Path) -> None:
     a, b = _configs(tmp_path)
@@ -90,6 +91,7 @@ def test_train_on_one_set_evaluate_on_another(tmp_path: Path) -> None:
     assert tex.startswith("\\begin{table}") and "LLM-RUBRIC &" in tex and "$\\pm$" in tex
 
 
+@pytest.mark.model
 def test_config_form_and_empty_test_set(tmp_path: Path) -> None:
     a, b = _configs(tmp_path)
     raw = yaml.safe_load(a.read_text())

@@ -31,8 +31,9 @@ MINI_BANK = {
 }
 
 
-def write_mini_dataset(root: Path, shards: int = 2) -> Path:
-    """Write the tiny dataset and a config under ``root``; returns the config path."""
+def write_mini_dataset(root: Path, shards: int = 2, reports: bool = False) -> Path:
+    """Write the tiny dataset and a config under ``root``; returns the config path. The verification reports and
+    the site are off unless ``reports`` (they are under test elsewhere, and a run without them is half as long)."""
     d = root / "data"
     (d / "runs").mkdir(parents=True, exist_ok=True)
     (d / "queries.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in MINI_QUERIES.items()))
@@ -76,5 +77,7 @@ def write_mini_dataset(root: Path, shards: int = 2) -> Path:
           thresholds: [3]
         evaluation:
           measures: [ndcg_cut_10, recip_rank]
+        reports:
+          enabled: {str(reports).lower()}
         """))
     return cfg

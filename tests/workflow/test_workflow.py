@@ -12,17 +12,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.helpers import job_stats, run_workflow
+from support.helpers import copy_run, job_stats, output, run_workflow
 
 from autograde.pipeline.shards import shard_assignment
 
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
-    wd = mini.parent
-    run = run_workflow(wd)
-    assert run.returncode == 0, run.stderr[-3000:]
+def test_workflow_end_to_end_and_a_stale_shard(mini_run: Path, tmp_path: Path) -> None:
+    wd = copy_run(mini_run, tmp_path / "run")
     r = wd / "results"
     for rel in ["pool/pool.parquet", "grades/sim.parquet", "qrels/sim/max-3.qrels", "qrels/sim/count-3.qrels",
                 "leaderboards/sim/max-3/ndcg_cut_10.tsv", "leaderboards/human/recip_rank.tsv", "correlation.tsv"]:
@@ -32,44 +30,25 @@ def test_workflow_end_to_end_and_incremental(mini: Path) -> None:
     corr = pd.read_csv(r / "correlation.tsv", sep="\t")
     assert set(corr.columns) >= {"grader", "qrels", "measure", "spearman", "kendall"} and len(corr) == 8  # 2 qrels variants x 2 measures, human x 2, cover + ncover
     assert (wd / "logs/grade/sim/1-of-2.log").exists() and (wd / "logs/benchmarks/grade/sim/1-of-2.tsv").exists()
-
-    again = run_workflow(wd, "-n")
-    assert "Nothing to be done" in again.stdout + again.stderr
-
-    # edit one question of q2
-    bank = wd / "data/questions.jsonl"
-    bank.write_text(bank.read_text().replace("When do spring tides occur?", "When exactly do spring tides occur?"))
-    dry = run_workflow(wd, "-n")
-    jobs = job_stats(dry)
-    assert jobs.pop("grade") == 1 and "ingest" not in jobs and "pool" not in jobs, dry.stdout
-    assert set(jobs) <= {"merge_grades", "rubric_qrels", "evaluate", "leaderboards", "cover", "correlation", "reports",
-                         "report_correlation", "site", "all"}
+    assert "Nothing to be done" in output(run_workflow(wd, "-n"))
     shard = shard_assignment(["q1", "q2", "q3"], 2)["q2"] + 1
-    assert f"scatteritem={shard}-of-2" in dry.stdout
-
-    rerun = run_workflow(wd)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
-    stats = json.loads((r / f"grades/sim/shards/{shard}-of-2.stats.json").read_text())
-    n_q2 = int((pool["query_id"] == "q2").sum())
-    assert stats["computed"] == n_q2 * 1
-    assert stats["cached"] == stats["pairs"] - n_q2
-    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(run_workflow(wd, "-n"))
-
+    bank = wd / "data/questions.jsonl"
     # A shard whose job failed after an edit keeps its old output but loses its Snakemake metadata, so
     # Snakemake would not regrade it: merge_grades (rerun by its digest params) must refuse the stale shard.
-    bank.write_text(bank.read_text().replace("When exactly do spring tides occur?", "When do spring tides occur?"))
+    bank.write_text(bank.read_text().replace("When do spring tides occur?", "When exactly do spring tides occur?"))
     shard_out = f"results/grades/sim/shards/{shard}-of-2.parquet"
     run_workflow(wd, "--cleanup-metadata", shard_out, check=True)
     assert "grade" not in job_stats(run_workflow(wd, "-n"))  # Snakemake itself would not regrade the shard
     stale = run_workflow(wd)
     assert stale.returncode != 0
-    assert "graded for an older test bank or grader config" in stale.stdout + stale.stderr
+    assert "made for an older test bank or grader config" in stale.stdout + stale.stderr
     assert "snakemake -R grade" in stale.stdout + stale.stderr
     fixed = run_workflow(wd, "-R", "grade")
     assert fixed.returncode == 0, fixed.stderr[-3000:]
-    # the reverted question's grades are still in the cache from the first run: nothing is sent to the model
+    # only the edited question's pairs are sent to the model; the rest of the shard comes from the cache
     regraded = json.loads((r / f"grades/sim/shards/{shard}-of-2.stats.json").read_text())
-    assert regraded["computed"] == 0 and regraded["cached"] == regraded["pairs"]
+    n_q2 = int((pool["query_id"] == "q2").sum())
+    assert regraded["computed"] == n_q2 and regraded["cached"] == regraded["pairs"] - n_q2
 
 
 @pytest.mark.workflow
