@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env
+.PHONY: install example test test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -48,12 +48,25 @@ $(NUGGETIZER_VENV)/.installed:
 
 nuggetizer-env: $(NUGGETIZER_VENV)/.installed
 
-# The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays on one worker, so its module and
-# session fixtures are built once), then the tests marked `serial` alone (a wall-clock budget or machine-wide state).
+# The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays on one worker, so its module fixtures are
+# built once; the finished workflow runs many tests read are built once per session behind a file lock), then the
+# tests marked `serial` alone (a wall-clock budget or machine-wide state). Each part writes a JUnit file under
+# logs/tests/ (per-test durations: benchmarks/measure_readme.py --tests keeps them in docs/test_durations.json, and
+# the suite schedules the longest files first from there). Every `>>>` example of the package runs too.
 TEST_WORKERS ?= 2
-test: install vllm-env nuggetizer-env lint
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15
-	$(PY) -m pytest -q -m serial
+PYTEST := $(PY) -m pytest -q
+test: install vllm-env nuggetizer-env system-deps lint
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml
+	$(PYTEST) -m serial --junitxml=logs/tests/serial.xml
+
+# The unit tier for the edit loop: no workflow run, no language model, no cluster, no lint (make test runs all).
+test-fast: install
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not workflow and not model and not cluster" --junitxml=logs/tests/fast.xml
+
+# System packages of the browser and SLURM tests (Chromium, slurmctld, slurmd, slurm-client, munge): installed with
+# apt-get as root, once; without root it says what is missing and those tests skip (README "Set-up").
+system-deps:
+	bash scripts/system_deps.sh
 
 # Static checks: ruff over the Python code, mypy over the package (no error allowed), snakefmt over the
 # workflow files, and Snakemake's own linter.

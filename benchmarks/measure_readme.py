@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DURATIONS = ROOT / "docs" / "test_durations.json"
+"""Per-test seconds of the last full run (``make test``): the suite schedules its longest files first from it."""
 OUT = ROOT / "docs" / "measurements.json"
 EDITED_BANK = "config/example/bank/questions.jsonl"
 
@@ -103,18 +105,47 @@ def measure_dl20() -> dict[str, dict[str, float | int]]:
     return {"dl20_validate": {"seconds": round(time.perf_counter() - t0), "ranked_passages": counts["ranked_passages"]}}
 
 
-def measure_tests() -> dict[str, dict[str, float | int]]:
-    """``make test`` as README.md gives it (lint, the parallel part, then the serial tests); installs already done."""
-    t0 = time.perf_counter()
-    res = subprocess.run(["make", "-s", "test"], cwd=ROOT, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.exit(f"make test failed:\n{(res.stdout + res.stderr)[-4000:]}")
+def _junit_durations(paths: list[Path]) -> dict[str, float]:
+    """Per-test seconds (setup, call and teardown) from pytest's JUnit files: ``path::test`` -> seconds."""
+    import xml.etree.ElementTree as ET
+
+    out: dict[str, float] = {}
+    for p in paths:
+        for case in ET.parse(p).getroot().iter("testcase"):
+            file = case.get("file") or case.get("classname", "").replace(".", "/") + ".py"
+            out[f"{file}::{case.get('name')}"] = round(out.get(f"{file}::{case.get('name')}", 0.0)
+                                                       + float(case.get("time") or 0.0), 2)
+    return out
+
+
+def _counts(stdout: str) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for line in res.stdout.splitlines():  # one pytest summary line per part: "580 passed, 6 warnings in 1800.0s"
+    for line in stdout.splitlines():  # one pytest summary line per part: "580 passed, 6 warnings in 1800.0s"
         if re.fullmatch(r"\d+ \w+(, \d+ \w+)* in [\d.]+s( \(.*\))?", line.strip("= ")):
             for v, k in re.findall(r"(\d+) (passed|skipped|failed)", line):
                 counts[k] = counts.get(k, 0) + int(v)
-    return {"test_suite": {"minutes": round((time.perf_counter() - t0) / 60), **counts}}
+    return counts
+
+
+def _make(target: str) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    res = subprocess.run(["make", "-s", target], cwd=ROOT, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"make {target} failed:\n{(res.stdout + res.stderr)[-4000:]}")
+    return time.perf_counter() - t0, res.stdout
+
+
+def measure_tests() -> dict[str, dict[str, float | int]]:
+    """``make test`` as README.md gives it (system packages, lint, the parallel part, then the serial tests; installs
+    already done) and ``make test-fast``; keeps every test's duration of the full run in docs/test_durations.json."""
+    logs = ROOT / "logs" / "tests"
+    seconds, out = _make("test")
+    durations = _junit_durations([logs / "parallel.xml", logs / "serial.xml"])
+    DURATIONS.write_text(json.dumps(dict(sorted(durations.items(), key=lambda kv: (-kv[1], kv[0]))), indent=1)
+                         + "\n", encoding="utf-8")
+    fast_seconds, fast_out = _make("test-fast")
+    return {"test_suite": {"minutes": round(seconds / 60, 1), "tests": len(durations), **_counts(out)},
+            "test_fast": {"minutes": round(fast_seconds / 60, 1), **_counts(fast_out)}}
 
 
 def main() -> int:

@@ -105,8 +105,33 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                                    f"({SHARED_DATA.parent} is not beside the checkout; CI has it)")
 
 
+def _file_seconds() -> dict[str, float]:
+    """Seconds per test file in the last full run (docs/test_durations.json, kept by benchmarks/measure_readme.py)."""
+    import json
+
+    from support.helpers import REPO
+
+    path = REPO / "docs" / "test_durations.json"
+    if not path.is_file():
+        return {}
+    out: dict[str, float] = {}
+    for test, seconds in json.loads(path.read_text(encoding="utf-8")).items():
+        file = test.split("::", 1)[0]
+        out[file] = out.get(file, 0.0) + float(seconds)
+    return out
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files holding a test marked ``slow`` run first (stable order otherwise): with ``make test``'s workers each
-    taking whole files, the long ones start early and the short ones fill in at the end."""
+    """The longest files first (by the last full run's durations; files holding a test marked ``slow`` when a file
+    has no record), stable otherwise: with ``make test``'s workers each taking whole files, the long ones start early
+    and the short ones fill in at the end."""
+    from support.helpers import REPO
+
+    seconds = _file_seconds()
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+
+    def key(item: pytest.Item) -> float:
+        rel = item.path.relative_to(REPO).as_posix() if item.path.is_relative_to(REPO) else str(item.path)
+        return -seconds.get(rel, 60.0 if item.path in slow_files else 0.0)
+
+    items.sort(key=key)

@@ -518,3 +518,56 @@ def test_the_architecture_map_is_current() -> None:
     res = subprocess.run([sys.executable, str(REPO / "tools" / "architecture.py"), "--check"], capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
+
+
+TEST_ROOT_FILES = {"conftest.py", "test_structure.py", "test_readme.py"}
+"""Files at the top of tests/: the shared fixtures and the two checks of the repository as a whole."""
+TEST_FOLDERS_BEYOND_THE_PACKAGE = {"support": "code the tests share (helpers, servers, fixture data)",
+                                   "data": "small fixture files"}
+
+
+def test_test_layout_mirrors_the_package() -> None:
+    """tests/<package>/ holds the tests of autograde/<package>/ (every package has its folder, no other folder
+    exists but the shared code and data), test files only (shared code goes to tests/support/), and no __init__.py
+    (pytest imports test files by path: the same file name may appear in several folders)."""
+    tests = REPO / "tests"
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert folders - packages <= set(TEST_FOLDERS_BEYOND_THE_PACKAGE), (
+        f"test folders that mirror no package: {sorted(folders - packages - set(TEST_FOLDERS_BEYOND_THE_PACKAGE))}")
+    assert packages <= folders, f"packages without a test folder: {sorted(packages - folders)}"
+    root = {p.name for p in tests.glob("*.py")}
+    assert root <= TEST_ROOT_FILES, f"move these into tests/<package>/ or tests/support/: {sorted(root - TEST_ROOT_FILES)}"
+    for pkg in packages:
+        stray = [p.name for p in (tests / pkg).glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"]
+        assert not stray, f"tests/{pkg}/ holds non-test modules (move them to tests/support/): {stray}"
+    assert not list(tests.rglob("__init__.py")), "test folders are not packages (pytest's importlib import mode)"
+
+
+TIER_CALLS = {"run_workflow": "workflow", "workflow_command": "workflow"}
+TIER_FIXTURES = {"example_run": "workflow", "mini_run": "workflow", "nuggets_run": "workflow", "bank_run": "workflow"}
+
+
+def test_every_test_is_in_its_tier() -> None:
+    """A test that runs the workflow (directly, through a helper of its module, or by a shared finished run) is
+    marked ``workflow`` (or ``cluster``), so `make test-fast` leaves it out."""
+    bad = []
+    for p in (REPO / "tests").rglob("test_*.py"):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        module_marks = {getattr(getattr(e, "attr", None), "__str__", lambda: "")() for e in ast.walk(tree)
+                        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Attribute)
+                        and getattr(e.value, "attr", "") == "mark"}
+        helpers = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and not f.name.startswith("test_")
+                   and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") in TIER_CALLS for n in ast.walk(f))}
+        for fn in tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_")):
+                continue
+            marks = {d.attr for d in fn.decorator_list if isinstance(d, ast.Attribute)}
+            calls = {getattr(n.func, "id", "") for n in ast.walk(fn) if isinstance(n, ast.Call)}
+            args = {a.arg for a in fn.args.args}
+            needs = {TIER_CALLS[c] for c in calls & set(TIER_CALLS)} | {TIER_FIXTURES[a] for a in args & set(TIER_FIXTURES)}
+            if calls & helpers:
+                needs.add("workflow")
+            if needs and not (needs & marks or "cluster" in marks or needs & module_marks):
+                bad.append(f"{p.relative_to(REPO)}::{fn.name} (mark: {', '.join(sorted(needs))})")
+    assert not bad, f"tests outside their tier: {bad}"

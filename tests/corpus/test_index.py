@@ -131,13 +131,3 @@ def test_index_is_content_addressed_and_reused(tmp_path: Path) -> None:
     assert a.manifest["entries"] == len(DOCS) and a.manifest["fingerprint"]["path"] == str(path.resolve())
     assert {p.name for p in a.folder.iterdir()} == {"manifest.json", "entries.bin", "fences.npy", "blocks.lz4",
                                                     "blocks.u8"}
-
-
-@pytest.mark.parametrize("module", ["autograde.corpus.lookup", "autograde.io.run_table", "autograde.io.corpus",
-                                    "autograde.core.ids"])
-def test_docstring_examples(module: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import math
 from pathlib import Path
 
@@ -240,11 +238,3 @@ def test_same_tag_in_two_files_is_disambiguated(tmp_path: Path) -> None:
     runs, sources = load_runs([tmp_path / "a.run", tmp_path / "b.run"])
     assert list(runs) == ["a.run:STANDARD", "b.run:STANDARD", "other"]
     assert sources["other"] == str(tmp_path / "b.run")
-
-
-@pytest.mark.parametrize("module", ["trec", "retrieval", "generation", "significance", "config", "report"])
-def test_module_docstring_examples_run(module: str) -> None:
-    """The runnable examples that open each metrics module's docstring are correct."""
-    mod = importlib.import_module(f"autograde.metrics.{module}")
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0

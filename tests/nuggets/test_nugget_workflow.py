@@ -38,7 +38,7 @@ def server() -> Iterator[LoopbackServer]:
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_assign_by_an_llm_then_change_one_importance(tmp_path: Path, server: LoopbackServer) -> None:
-    cfg = write_mini_dataset(tmp_path, shards=2)  # shards: 1-of-2 = {q1, q3}, 2-of-2 = {q2}
+    cfg = write_mini_dataset(tmp_path, shards=2, reports=True)  # shards: 1-of-2 = {q1, q3}, 2-of-2 = {q2}
     (tmp_path / "data" / "answers2.jsonl").write_text("".join(json.dumps(a) + "\n" for a in MORE_ANSWERS))
     write_nugget_bank(tmp_path / "data" / "nuggets.jsonl", NUGGETS)
     raw = yaml.safe_load(cfg.read_text())

@@ -196,12 +196,3 @@ def test_cli_runs_the_plan(plan_factory, tmp_path: Path, capsys: pytest.CaptureF
     write_measurement(tmp_path / "copy.json", m)
     assert read_measurement(tmp_path / "copy.json") == m
     assert main(["reproduce", "run", "--plan", str(tmp_path / "nope.yaml")]) == 2
-
-
-@pytest.mark.parametrize("module", ["config", "measured", "papers", "stages"])
-def test_module_docstring_examples_run(module: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(f"autograde.reproduce.{module}"))
-    assert result.attempted > 0 and result.failed == 0

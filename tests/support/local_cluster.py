@@ -61,49 +61,18 @@ def _which(name: str) -> str:
     return found
 
 
-def ensure_installed(timeout: float = 420) -> None:
-    """Install the SLURM and munge packages with apt-get if any binary is missing (root only).
-
-    Raises :class:`SlurmUnavailable` (not root, no apt-get, or the install failed, e.g. no network).
-    Services are kept from starting during the install with a temporary ``policy-rc.d`` when none exists.
-    """
-    if not missing_binaries():
+def ensure_installed() -> None:
+    """The SLURM and munge binaries are here (``make system-deps``, which ``make test`` runs first, installs them
+    as root). Missing without root: :class:`SlurmUnavailable` (the test skips, as README "Set-up" says); missing as
+    root: the set-up step did not run or failed, which is a failure (:class:`ClusterStartError`)."""
+    missing = missing_binaries()
+    if not missing:
         return
     if os.geteuid() != 0:
-        raise SlurmUnavailable(f"SLURM binaries missing ({', '.join(missing_binaries())}) and not root to apt-get them")
-    if shutil.which("apt-get") is None:
-        raise SlurmUnavailable("SLURM binaries missing and apt-get is not available")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    policy = Path("/usr/sbin/policy-rc.d")
-    made_policy = False
-    if not policy.exists():
-        policy.write_text("#!/bin/sh\nexit 101\n")
-        policy.chmod(0o755)
-        made_policy = True
-    deadline = time.monotonic() + timeout
-    log: list[str] = []
-    try:
-        lock = ["-o", "DPkg::Lock::Timeout=120"]  # wait for another apt/dpkg run instead of failing
-        install = ["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", *PACKAGES]
-        for attempt in ("install", "update", "install"):
-            cmd = install if attempt == "install" else ["apt-get", *lock, "update", "-q"]
-            left = deadline - time.monotonic()
-            if left <= 5:
-                break
-            try:
-                r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=left)
-            except subprocess.TimeoutExpired:
-                log.append(f"{' '.join(cmd)}: timed out")
-                break
-            log.append(f"{' '.join(cmd)}: exit {r.returncode}: {(r.stdout + r.stderr)[-600:]}")
-            if attempt == "install" and r.returncode == 0:
-                break
-    finally:
-        if made_policy:
-            policy.unlink(missing_ok=True)
-    if missing_binaries():
-        raise SlurmUnavailable("apt-get could not install " + " ".join(PACKAGES)
-                               + " (no network to the package mirror?): " + " | ".join(log)[-1500:])
+        raise SlurmUnavailable(f"SLURM binaries missing ({', '.join(missing)}) and not root to install them "
+                               "(make system-deps as root installs " + " ".join(PACKAGES) + ")")
+    raise ClusterStartError(f"SLURM binaries missing ({', '.join(missing)}) although this is root: run make "
+                            "system-deps (make test runs it first), which installs " + " ".join(PACKAGES))
 
 
 def free_port() -> int:

@@ -67,7 +67,7 @@ def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path) -> None:
     res = run_grades(tmp_path, "flan", **env)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "is not in the local Hugging Face cache; the first grade job downloads it" in out
+    assert "is not in the local Hugging Face cache; the first job downloads it" in out
     log = job_logs(tmp_path)
     assert "cannot load model 'nobody/no-such-model'" in log and "fix: download it first" in log, log[-3000:]
     assert "Traceback" not in log and "Traceback" not in out, out[-3000:]

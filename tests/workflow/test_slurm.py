@@ -253,7 +253,8 @@ def test_slurm_profile_requests_gpus_for_gpu_graders_only(mini: Path) -> None:
                        env={"AUTOGRADE_GPU_MODEL": "a100"}, timeout=300)
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
     jobs = re.findall(r"^\s*rule (\w+):\n(?:.*\n)*?\s*resources: (.*)$", dry.stdout, re.M)
-    grade = re.findall(r"rule grade:\n(?:.*\n)*?\s*wildcards: grader=(\w+), scatteritem=\S+\n\s*resources: (.*)",
+    grade = re.findall(r"rule grade:\n(?:.*\n)*?\s*wildcards: grader=(\w+), scatteritem=\S+\n(?:\s*threads: \d+\n)?"
+                       r"\s*resources: (.*)",
                        dry.stdout)
     assert sorted(g for g, _ in grade) == ["llm", "llm", "sim", "sim"], dry.stdout[-3000:]
     for grader, res in grade:

@@ -1,4 +1,4 @@
-"""The one YAML reader: strict (UTF-8, duplicate keys are errors naming file and line), and the line of every key.
+r"""The one YAML reader: strict (UTF-8, duplicate keys are errors naming file and line), and the line of every key.
 
 Every YAML file autograde reads (experiment configs, custom prompts, rubrics, paper values) goes through
 :func:`read_yaml`, so a duplicate key or a syntax error is reported the same way everywhere.
