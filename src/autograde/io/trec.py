@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from autograde.core.errors import Problems
 from autograde.core.text import atomic_write_text, iter_lines
@@ -192,6 +193,7 @@ def write_run(path: str | Path, run: RunDict, tag: str) -> None:
 
 def trec_ranked(rankings: pd.DataFrame) -> pd.DataFrame:
     """Rankings with ``trec_rank``: score desc (float32), doc id desc, per (run, query), as trec_eval orders."""
+    import numpy as np  # here: every rule job imports this module, few of them rank
     df = rankings.copy()
     df["_s"] = df["score"].astype(np.float32)
     df = df.sort_values(["run", "query_id", "_s", "passage_id"], ascending=[True, True, False, False], kind="mergesort")

@@ -4,7 +4,3 @@ The evaluation-server part of autograde. :mod:`autograde.metrics.trec` is the si
 every leaderboard uses; :mod:`~autograde.metrics.retrieval`, :mod:`~autograde.metrics.generation` and
 :mod:`~autograde.metrics.significance` reproduce (and fix, behind options) the reference server.
 """
-
-from autograde.metrics.trec import evaluate_run, mean_over_queries
-
-__all__ = ["evaluate_run", "mean_over_queries"]
