@@ -96,6 +96,20 @@ def nuggets_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wd
 
 
+@pytest.fixture(scope="session")
+def vllm_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Results of ONE process in the vLLM environment that grades every request the vLLM tests check
+    (support.models.vllm_session_job: two engine starts), built once per session."""
+    import json
+
+    from support.models import run_vllm_job, vllm_session_job
+
+    with built_once("vllm-runs", tmp_path_factory) as (folder, done):
+        if not done:
+            run_vllm_job(vllm_session_job(), folder)
+    return json.loads((folder / "out.json").read_text())  # type: ignore[no-any-return]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say how many tests were skipped because ``../shared`` reference data is absent (a fresh clone)."""
     skipped = terminalreporter.stats.get("skipped", [])

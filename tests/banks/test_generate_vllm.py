@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from support.helpers import run_workflow
-from support.vllm import CPU_OPTIONS, smollm2_model_dir, vllm_python
+from support.models import CPU_OPTIONS, smollm2_model_dir, vllm_python
 
 from autograde.io.banks.read import read_bank
 

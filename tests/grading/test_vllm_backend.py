@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 from support.helpers import TEST_DATA
-from support.vllm import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_model_dir
+from support.models import BUDGET, QSR, grid_requests, smollm2_model_dir
 
 from autograde.config.model import GraderConfig
 from autograde.core.errors import GraderSetupError
@@ -187,31 +187,13 @@ def test_gguf_conversion_is_idempotent_and_refuses_foreign_folders(tmp_path: Pat
 
 # -- the real engine: vLLM's CPU build in .venv-vllm --------------------------------------------------------------
 
-QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"
-ROWS = [json.loads(line) for line in GRID.read_text(encoding="utf-8").splitlines()]
-REQS = [GradeRequest(r["query_id"], r["query_text"], r["passage_id"], r["passage_text"], r["question_id"], "question",
-                     r["question_text"]) for r in ROWS[::2]]  # 24 prompts: every passage, half its questions
-BUDGET = CPU_OPTIONS["max_model_len"] - 64  # vllm's default input budget (max_model_len - answer tokens), for hf too
-
-
-def _vllm_grader(name: str, prompt: str = QSR, scoring: str = "logits", **options: object) -> dict:
-    return {"name": name, "backend": "vllm", "bank": "questions", "prompt_class": prompt,
-            "model": str(smollm2_model_dir()), "scoring": scoring, "options": {**CPU_OPTIONS, **options}}
+REQS = grid_requests()
 
 
 @pytest.fixture(scope="module")
-def engine_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Every engine test's results from ONE process in the vLLM environment (two engine starts)."""
-    reqs = request_dicts(REQS)
-    job = {"runs": [
-        {"name": "logits", "grader": _vllm_grader("v-qsr", assistant_prefill="Rating: "), "requests": reqs},
-        {"name": "fagb", "grader": _vllm_grader("v-fagb", "FagB"), "requests": reqs[:8]},
-        {"name": "generate", "requests": reqs,
-         "grader": _vllm_grader("v-gen", scoring="generate", assistant_prefill="Rating: ", max_new_tokens=3)},
-        {"name": "no_prefix_cache", "requests": reqs,
-         "grader": _vllm_grader("v-qsr-nopc", assistant_prefill="Rating: ", enable_prefix_caching=False)},
-    ]}
-    return run_vllm_job(job, tmp_path_factory.mktemp("vllm-engine"))
+def engine_runs(vllm_runs: dict) -> dict:
+    """Every engine test's results: the session's one process in the vLLM environment (tests/conftest.py)."""
+    return vllm_runs
 
 
 @pytest.fixture(scope="module")

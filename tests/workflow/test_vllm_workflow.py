@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 from support.helpers import run_workflow, workflow_command, workflow_env
-from support.vllm import CPU_OPTIONS, smollm2_model_dir, vllm_python
+from support.models import CPU_OPTIONS, smollm2_model_dir, vllm_python
 
 QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"
 

