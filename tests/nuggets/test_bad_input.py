@@ -107,3 +107,24 @@ def test_assessor_config_errors(tmp_path: Path) -> None:
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
     with pytest.raises(ConfigError, match="maps grader 'nope', which is not under graders"):
         load_config(cfg)
+
+
+def test_section_problems_are_found_before_any_job_with_their_line(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A baseline that is no RAG run, and a mapped assessor whose thresholds lie above its grader's grades: both
+    found by the checks before any job (they used to surface at the last job, after all grading), each at its line."""
+    cfg = _experiment(tmp_path, [{"nugget_text": "Bees collect nectar", "info": {"importance": "vital"}}])
+    raw = yaml.safe_load(cfg.read_text())
+    raw["graders"] = [{"name": "sim", "backend": "embedded", "bank": "nuggets"}]
+    raw["nuggets"]["baseline"] = "gen-2"
+    raw["nuggets"]["assessors"].append({"name": "m", "grader": "sim", "thresholds": [4, 6]})
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    monkeypatch.chdir(cfg.parent)
+    with pytest.raises(InputError) as exc:
+        check_experiment(load_config(cfg), str(cfg))
+    text = str(exc.value)
+    assert "nuggets.baseline 'gen-2' is not a RAG run of data.answers (fix: did you mean 'gen'?" in text
+    assert ("nuggets.assessors[1] (m): thresholds [4, 6] lie above the grades of grader 'sim' (0-5): no answer could "
+            "ever be 'support'") in text
+    lines = cfg.read_text().splitlines()
+    assert f"config.yaml:{next(i for i, x in enumerate(lines, 1) if 'baseline:' in x)}: nuggets.baseline" in text

@@ -268,7 +268,15 @@ def error_lines(exc: ValidationError | list[Any], root: type[BaseModel] = Config
             msg = f"unknown key{hint} valid keys here: {', '.join(valid)}"
         elif err["type"] == "literal_error" and loc and loc[-1] == "backend":
             backends = LLM_BACKEND_NAMES if loc[0] == "bank_generation" else BACKEND_NAMES  # text only
-            msg = f"unknown backend {err.get('input')!r}; valid backends: {', '.join(sorted(backends))}"
+            close = difflib.get_close_matches(str(err.get("input")), list(backends), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            msg = f"unknown backend {err.get('input')!r}; {hint}valid backends: {', '.join(sorted(backends))}"
+        elif err["type"] == "literal_error":
+            expected = str(err.get("ctx", {}).get("expected", ""))
+            options = [o.strip().strip("'") for o in expected.replace(" or ", ", ").split(",") if o.strip()]
+            close = difflib.get_close_matches(str(err.get("input")), options, n=1)
+            if close:
+                msg = f"{msg} (did you mean {close[0]!r}?)"
         line = None
         if key_lines:
             for n in range(len(full), 0, -1):
@@ -283,8 +291,8 @@ def format_problems(lines: list[str], source: str) -> str:
     """The message of a :class:`ConfigError`: the file, the count, one indented line per problem, and the fix."""
     located = [re.sub(r"^line (\d+): ", lambda m: f"{source}:{m.group(1)}: ", x) for x in lines]
     return "\n".join([f"{source}: {len(lines)} problem(s) in the config:", *(f"  - {x}" for x in located),
-                      "  (fix: correct the keys above; every key, its type and default are listed in README.md "
-                      "'Configuration' and commented in config/experiments/example.yaml)"])
+                      "  (fix: correct the keys and values above; every key, its type, its valid values and default "
+                      "are listed in README.md 'Configuration' and commented in config/experiments/example.yaml)"])
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
