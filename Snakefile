@@ -41,3 +41,7 @@ rule all:
     default_target: True
     input:
         CTX.final_outputs(),
+
+
+onsuccess:
+    print_outputs(CTX)

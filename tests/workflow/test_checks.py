@@ -147,6 +147,8 @@ CASES: list[tuple[str, Mutation, str]] = [
      write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": ["d3a"], '
            '"answer": [{"text": "Wild yeast.", "citations": [0, 4]}]}\n', "a"),
      "answers.jsonl:3: citation 4 of answer segment 0 (run 'gen', query 'q3') is not an index into its 1 references"),
+    ("run file missing: named by its config key and line", edit_config(data__runs=["data/runs/nope.run"]),
+     "config.yaml:6: data.runs[0]: 'data/runs/nope.run' does not exist"),
     ("answers: citations not a list", write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": '
                                             '["d3a"], "answer": [{"text": "Wild yeast.", "citations": 3}]}\n', "a"),
      "answers.jsonl:3: 'citations' of answer segment 0 (run 'gen', query 'q3') must be a list of indexes into "

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.config.checks import check_config, grade_range
+from autograde.config.checks import check_config, check_files_exist, grade_range
 from autograde.config.experiment import ConfigSource
 from autograde.core.errors import AutogradeError, Problems
 from autograde.core.ids import content_hash
@@ -260,7 +260,8 @@ def _stamp_path(config: Config) -> Path:
     return Path(CacheLayout.of(config.grading.cache_dir).check_stamp(key))
 
 
-def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False) -> CheckReport:
+def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False,
+                     models: bool = True) -> CheckReport:
     """Run every check; raise one :class:`InputError` with all problems. ``cached``: skip when unchanged.
 
     ``source`` is the config file (or its :class:`~autograde.config.experiment.ConfigSource`), so that problems of
@@ -295,7 +296,8 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
                            src.path, not_local_summary(config.data) or exc, exc)
             return CheckReport({}, dataset=dataset)
     problems = Problems()
-    check_config(config, src, problems)
+    check_config(config, src, problems, models=models)
+    missing = check_files_exist(config, src, problems)
     queries = read_queries(config.data.queries_file, Problems())  # its problems come from ingest below
     from autograde.banks.checks import check_bank_generation
     from autograde.config.banks import banks_read_at_parse_time
@@ -314,6 +316,8 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
 
     check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
     pool = check_pool_text(config, inputs, problems) if not problems else 0
+    # a configured file that is missing is named once, by its config key (not again by its reader)
+    problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
     problems.raise_if_any()
     counts = {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
               "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool,
