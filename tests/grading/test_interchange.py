@@ -273,11 +273,31 @@ def test_bad_workbench_input_is_a_message_with_file_and_line(tmp_path: Path, cap
     bad_para = {"paragraph_id": "p9", "text": "t", "paragraph_data": {"judgments": [], "rankings": []},
                 "exam_grades": [{"llm": "m", "self_ratings": [{"question_id": "q2/a", "self_rating": "high"}]}]}
     path = tmp_path / "graded.jsonl"
-    path.write_text(good + "\n" + json.dumps(["q2", [bad_para]]) + "\n" + "[\"q3\", 5]\n")
+    bad_answers = {**bad_para, "exam_grades": [{"llm": "m", "answers": [[1, 2]], "self_ratings": None}]}
+    path.write_text(good + "\n" + json.dumps(["q2", [bad_para]]) + "\n" + "[\"q3\", 5]\n"
+                    + json.dumps(["q4", [bad_answers]]) + "\n")
     assert main(["import-workbench", "--input", str(path), "--out-dir", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert f"{path}:2: paragraph 0 (p9) of query 'q2' exam_grades[0].self_ratings has" in err
     assert f"{path}:3: expected [query_id, [paragraphs...]]" in err and "Traceback" not in err
+    assert f"{path}:4: paragraph 0 (p9) of query 'q4' exam_grades[0].answers is not a list of [item id, answer" in err
     assert main(["export-workbench", "--pool", str(path), "--grades", str(path), "--ingest", str(tmp_path),
                  "--out", str(tmp_path / "x.jsonl")]) == 2
     assert f"{tmp_path}/rankings.parquet: rankings table not found (fix: give --ingest" in capsys.readouterr().err
+
+
+def test_export_refuses_a_table_that_is_not_one_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from support.helpers import TEST_DATA
+
+    from autograde.cli import main
+
+    imported = tmp_path / "imported"
+    assert main(["import-workbench", "--input", str(TEST_DATA / "workbench-graded.jsonl"), "--out-dir", str(imported)]) == 0
+    capsys.readouterr()
+    args = ["export-workbench", "--pool", str(imported / "pool.parquet"), "--ingest", str(imported), "--out",
+            str(tmp_path / "x.jsonl")]
+    assert main([*args, "--grades", str(imported / "judgments.parquet")]) == 2  # a table, but not grades
+    err = capsys.readouterr().err
+    assert f"{imported}/judgments.parquet: the grades table has no column item_id, grader, grade" in err
+    assert main([*args, "--grades", str(TEST_DATA / "workbench-graded.jsonl")]) == 2  # not a table at all
+    assert "workbench-graded.jsonl: not a parquet table" in capsys.readouterr().err

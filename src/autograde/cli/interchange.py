@@ -28,22 +28,42 @@ def _existing(path: str | Path, what: str, fix: str) -> Path:
     return Path(path)
 
 
+def _table(path: Path, what: str, columns: tuple[str, ...], fix: str) -> Any:
+    """The parquet table at ``path`` with ``columns``; a file that is not one is a user error naming it."""
+    import pyarrow as pa
+
+    from autograde.core.errors import InvalidValueError
+    from autograde.core.tables import read_table
+
+    try:
+        df = read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidValueError(f"{path}: not a parquet table ({exc}) (fix: {fix})") from None
+    missing = [c for c in columns if c not in df]
+    if missing:
+        raise InvalidValueError(f"{path}: the {what} has no column {', '.join(missing)} (fix: {fix})")
+    return df
+
+
 def cmd_export_workbench(args: argparse.Namespace) -> int:
     """Write grades (and the pool's text, rankings and judgments) in the workbench's graded format."""
     import pandas as pd
 
-    from autograde.core.tables import read_table
     from autograde.grading.interchange import export_workbench
 
     ingest = Path(args.ingest)  # a folder written by 'autograde ingest' (the workflow's results/ingest)
     fix = "give --ingest the folder 'autograde ingest' wrote (results/ingest), or the --out-dir of import-workbench"
-    rankings = _existing(ingest / "rankings.parquet", "rankings table", fix)
-    judgments = _existing(ingest / "judgments.parquet", "judgments table", fix)
-    pool = _existing(args.pool, "pool table", "check the path of --pool")
-    grades = pd.concat([read_table(_existing(g, "grades table", "check the paths of --grades")) for g in args.grades],
-                       ignore_index=True)
-    wrote = export_workbench(args.out, read_table(pool), grades, read_table(rankings), read_table(judgments),
-                             args.min_correct)
+    rankings = _table(_existing(ingest / "rankings.parquet", "rankings table", fix), "rankings table",
+                      ("run", "query_id", "passage_id", "score"), fix)
+    judgments = _table(_existing(ingest / "judgments.parquet", "judgments table", fix), "judgments table",
+                       ("query_id", "passage_id", "relevance"), fix)
+    pool = _table(_existing(args.pool, "pool table", "check the path of --pool"), "pool table",
+                  ("query_id", "passage_id", "text"), "give --pool the pool table (results/pool/pool.parquet)")
+    grades = pd.concat([_table(_existing(g, "grades table", "check the paths of --grades"), "grades table",
+                               ("query_id", "passage_id", "item_id", "grader", "grade", "prompt_class", "model"),
+                               "give --grades a grades table (results/grades/<grader>.parquet)")
+                        for g in args.grades], ignore_index=True)
+    wrote = export_workbench(args.out, pool, grades, rankings, judgments, args.min_correct)
     print(json.dumps(wrote))
     return 0
 

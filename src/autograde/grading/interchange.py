@@ -305,12 +305,23 @@ def _paragraph_problem(para: Any) -> str | None:
         sets = para.get(field)
         if sets is not None and (not isinstance(sets, list) or not all(isinstance(s, dict) for s in sets)):
             return f"'{field}' is not a list of objects"
+    for field in ("exam_grades", "grades"):
+        for k, gs in enumerate(para.get(field) or []):
+            if not isinstance(gs.get("llm"), str | None) or not isinstance(gs.get("prompt_info"), dict | None):
+                return f"{field}[{k}] has 'llm' {gs.get('llm')!r} or 'prompt_info' {gs.get('prompt_info')!r}"
     for k, eg in enumerate(para.get("exam_grades") or []):
+        answers, listed = eg.get("answers"), [eg.get("correctAnswered"), eg.get("wrongAnswered")]
+        if not all(x is None or (isinstance(x, list) and all(isinstance(i, str) for i in x)) for x in listed):
+            return f"exam_grades[{k}].correctAnswered or wrongAnswered is not a list of item ids"
+        if answers is not None and not (isinstance(answers, list) and all(
+                isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], str | None)
+                for a in answers)):
+            return f"exam_grades[{k}].answers is not a list of [item id, answer text]"
         ratings = eg.get("self_ratings")
         if ratings is not None and not isinstance(ratings, list):
             return f"exam_grades[{k}].self_ratings is not a list"
         for sr in ratings or []:
-            if not isinstance(sr, dict) or not (sr.get("question_id") or sr.get("nugget_id")) \
+            if not isinstance(sr, dict) or not isinstance(sr.get("question_id") or sr.get("nugget_id"), str) \
                     or isinstance(sr.get("self_rating"), bool) or not isinstance(sr.get("self_rating"), int):
                 return (f"exam_grades[{k}].self_ratings has {sr!r}, not {{question_id or nugget_id, self_rating: "
                         "integer}")
@@ -318,6 +329,10 @@ def _paragraph_problem(para: Any) -> str | None:
         r = dg.get("self_ratings")
         if r is not None and (isinstance(r, bool) or not isinstance(r, int)):
             return f"grades[{k}].self_ratings is {r!r}, not an integer"
+        if not isinstance(dg.get("answer"), str | None):
+            return f"grades[{k}].answer is {dg.get('answer')!r}, not a text"
+    if not isinstance(para.get("text", ""), str):
+        return f"'text' is {para.get('text')!r}, not a text"
     pdata = para.get("paragraph_data") or {}
     if not isinstance(pdata, dict):
         return "'paragraph_data' is not an object"
