@@ -117,7 +117,7 @@ def export_workbench(path: str | Path, pool: pd.DataFrame, grades: pd.DataFrame,
         if (q, p) in judg:
             pdata["judgments"].append({"paragraphId": p, "query": q, "relevance": judg[(q, p)], "titleQuery": q})
         g = by_pair.get((q, p))
-        n_grades += sum(len(rows) for rows in (g or {}).values())
+        n_grades += sum(len(set_rows) for set_rows in (g or {}).values())
         exam_grades, direct = _grade_sets(g, min_correct, parse)
         fields = layout.get("fields") or {}
         values = {"paragraph": None, **fields, "paragraph_id": p, "text": text, "paragraph_data": pdata,
@@ -211,9 +211,9 @@ def _grade_sets(sets: dict[tuple[str, str, str], list[_Row]] | None, min_correct
         kind = "direct" if src.startswith("direct") else "nugget" if nugget else "question"
         keys = kept.get("keys")
         values: dict[str, Any] = {"llm": model or grader, **(kept.get("fields") or {})} if keys else {
-            "llm": model or grader, "llm_options": {}, "prompt_type": PROMPT_TYPES[kind],
-            "prompt_info": {"prompt_class": prompt_class, "grader": grader,
-                            "is_self_rated": src in ("self_rating", "direct_rating")}}
+            "llm": model or grader, "llm_options": kept.get("llm_options") or {}, "prompt_type": PROMPT_TYPES[kind],
+            "prompt_info": kept.get("prompt_info") or {"prompt_class": prompt_class, "grader": grader,
+                                                       "is_self_rated": src in ("self_rating", "direct_rating")}}
         place = (kept.get("set", _LAST), grader, prompt_class, model)
         ok = [r for r in rows if r.grade is not None]
         if src.startswith("direct"):
@@ -270,7 +270,7 @@ def _kept(source: str, grade_set: dict[str, Any], own: set[str], k: int, order: 
 def _exam_grade_rows(qid: str, pid: str, eg: dict[str, Any], k: int) -> list[tuple]:
     """Rows of one ``exam_grades`` entry: self-ratings, or else correctness (answer extraction / verification)."""
     info = eg.get("prompt_info") or {}
-    llm, prompt_class = eg.get("llm", "") or "", info.get("prompt_class", "") or ""
+    llm, prompt_class = eg.get("llm") or "", str(info.get("prompt_class") or "")
     grader = f"{llm}:{prompt_class}"
     pairs = [a for a in eg.get("answers") or [] if isinstance(a, list | tuple) and len(a) == 2]
     answers = {a[0]: a[1] for a in pairs}
@@ -284,17 +284,20 @@ def _exam_grade_rows(qid: str, pid: str, eg: dict[str, Any], k: int) -> list[tup
     correct, wrong = list(eg.get("correctAnswered") or []), list(eg.get("wrongAnswered") or [])
     items = list(dict.fromkeys([a[0] for a in pairs] + correct + wrong))
     kept = _kept("correctness", eg, _EXAM_OWN, k, items)
-    return [(qid, pid, item, grader, 1 if item in correct else 0 if item in wrong else None, answers.get(item),
+    is_correct, is_wrong = set(correct), set(wrong)
+    return [(qid, pid, item, grader, 1 if item in is_correct else 0 if item in is_wrong else None, answers.get(item),
              prompt_class, llm, kept) for item in items]
 
 
 def _direct_row(qid: str, pid: str, dg: dict[str, Any], k: int) -> tuple:
+    """The row of one direct grade (``grades`` entry): its rating, else its correctness; item ``<query>/query``."""
     info = dg.get("prompt_info") or {}
+    llm, prompt_class = dg.get("llm") or "", str(info.get("prompt_class") or "")
     rating = dg.get("self_ratings")
     grade = int(rating) if rating is not None else int(bool(dg.get("correctAnswered")))
     source = "direct_rating" if rating is not None else "direct_correctness"
-    return (qid, pid, f"{qid}/query", f"{dg.get('llm', '')}:{info.get('prompt_class', '')}", grade, dg.get("answer"),
-            info.get("prompt_class", ""), dg.get("llm", "") or "", _kept(source, dg, _DIRECT_OWN, k, []))
+    return (qid, pid, f"{qid}/query", f"{llm}:{prompt_class}", grade, dg.get("answer"), prompt_class, llm,
+            _kept(source, dg, _DIRECT_OWN, k, []))
 
 
 def _paragraph_problem(para: Any) -> str | None:
