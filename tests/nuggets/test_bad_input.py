@@ -1,8 +1,9 @@
 """Bad nugget input is a clear error naming the file and the line (and the fix), before any work starts.
 
 Cases: an importance other than vital / okay (in a bank, in an assignment file), an assignment label outside the
-three, an assignment file naming an unknown query or a nugget not in the bank, an answer with no text (in an
-assignment file and in the answers the workflow reads), a nugget without importance when nothing can label it.
+three, an assignment file naming an unknown query or a nugget not in the bank, an assignment file's answer text
+that is not a string (one without text is scored, as the reference scorer does: tests/nuggets/test_parity.py), an
+answer with no text in the answers the workflow reads, a nugget without importance when nothing can label it.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from autograde.workflow.checks import check_experiment
 NUGGET = {"text": "Bees collect nectar", "importance": "vital", "assignment": "support"}
 
 
-def _line(qid: str = "q1", answer: str = "Bees make honey.", run: str = "r", **nugget: str) -> str:
+def _line(qid: str = "q1", answer: object = "Bees make honey.", run: str = "r", **nugget: str) -> str:
     return json.dumps({"qid": qid, "run_id": run, "answer_text": answer, "nuggets": [{**NUGGET, **nugget}]})
 
 
 @pytest.mark.parametrize(("line", "message"), [
     (_line(importance="critical"), "has importance 'critical'; valid: vital, okay"),
     (_line(assignment="supported"), "has assignment 'supported'; valid: support, partial_support, not_support"),
-    (_line(answer="   "), "the answer of run 'r' to query 'q1' has no text"),
+    (_line(answer=3), "'answer_text' of run 'r' to query 'q1' is int 3, not a string"),
     (_line(qid="q9"), "query 'q9' is not a known query"),
     (_line(text="Bees sleep at night"), "is not a nugget of query 'q1' in the bank"),
 ])
