@@ -100,7 +100,7 @@ class _MissGrading:
     def run(self, misses: list[int], desc: str) -> None:
         keys, results = self.keys, self.results
         wanted = {keys[i] for i in misses}
-        bar = progress_bar(len(misses), desc)
+        bar = progress_bar(len(misses), desc, "prompts")
         try:
             pending: list[int] = list(misses)
             waiting: list[int] = []  # claimed by another job sharing the cache
