@@ -27,6 +27,7 @@ from autograde.cli import (
     interchange,
     metrics,
     nuggets,
+    plan,
     prompts,
     reports,
     reproduce,
@@ -36,7 +37,7 @@ from autograde.cli import (
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 
-GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets, data)
+GROUPS = (stages, interchange, prompts, doctor, plan, metrics, reports, banks, rubric, reproduce, nuggets, data)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]
