@@ -1,7 +1,7 @@
-"""The plan of a run (``autograde plan``): per grader, the pairs, what the grade cache holds, the prompts to compute,
-their input tokens counted with the grader's own tokenizer and the expected output tokens, per shard; with
-``--measure N``, a short timed run of N prompts on this node, the time extrapolated per shard and in total, and the
-cost where the endpoint's prices per token are configured.
+"""The plan of a run (``autograde plan``): per grader and per nugget stage that runs a model, the pairs, what the
+grade cache holds, the prompts to compute, their input tokens counted with the grader's own tokenizer and the
+expected output tokens, per shard; with ``--measure N``, a short timed run of N prompts on this node, the time
+extrapolated per shard and in total, and the cost where the endpoint's prices per token are configured.
 
 Counting is exactly what the grading jobs do: the same pool (``results/pool/pool.parquet`` when current), the same
 shards (whole queries dealt round-robin), the same cache keys, and each job computes each distinct uncached input
@@ -152,31 +152,69 @@ def _cost(g: GraderConfig, input_tokens: int | None, output_tokens: int | None) 
 
 def plan_grader(config: Config, g: GraderConfig, pool: Any, queries: dict[str, str], measure: int = 0,
                 load_models: bool = False) -> GraderPlan:
-    """The plan of one grader (see the module doc)."""
-    from autograde.grading.cache import GradeCache, cache_key
-    from autograde.grading.registry import make_grader
+    """The plan of one grader's grading jobs (see the module doc)."""
     from autograde.grading.shard import build_requests
-    from autograde.pipeline.shards import shard_assignment
     from autograde.pipeline.stages import items_for_grader
 
-    info = backend(g.backend)
     if g.bank in config.bank_generation and not Path(config.banks[g.bank]).exists():
         return GraderPlan("grading", g.name, g.backend, 0, None, 0, note=f"bank {g.bank!r} is not generated yet: its "
                           "prompts are counted once it exists")
     requests = build_requests(pool, queries, items_for_grader(config, g.name, queries))
-    n_shards = config.grading.shards
+    return plan_requests(config, "grading", g, requests, queries, config.grading.shards, measure, load_models)
+
+
+def plan_nuggets(config: Config, queries: dict[str, str], measure: int = 0,
+                 load_models: bool = False) -> list[GraderPlan]:
+    """The nugget stages that run a model: the importance of the nuggets the bank leaves open, and each
+    whole-answer assessor's (answer, nugget) pairs."""
+    from autograde.core.errors import Problems
+    from autograde.core.paths import expand_globs
+    from autograde.nuggets.assign import answers_table, assignment_requests, whole_answer_grader
+    from autograde.nuggets.importance import importance_grader_config, importance_requests
+    from autograde.nuggets.stages import read_nugget_bank
+
+    n = config.nuggets
+    if n is None:
+        return []
+    bank = read_nugget_bank(config, queries)
+    shards = n.shards or config.grading.shards
+    out = []
+    if n.importance is not None:
+        open_items = [it for it in bank.items if (it.info or {}).get("importance") is None]
+        out.append(plan_requests(config, "nugget importance", importance_grader_config(n),
+                                 importance_requests(open_items, queries), queries, shards, measure, load_models))
+    assessors = [a for a in n.assessors if a.backend is not None]
+    if assessors:
+        problems = Problems()
+        answers = answers_table(expand_globs(config.data.answers), problems)
+        problems.raise_if_any()
+        requests = assignment_requests(answers, queries, bank.by_query())
+        for a in assessors:
+            out.append(plan_requests(config, "nugget assignment", whole_answer_grader(a, n.bank), requests, queries,
+                                     shards, measure, load_models))
+    return out
+
+
+def plan_requests(config: Config, stage: str, g: GraderConfig, requests: list[GradeRequest],
+                  queries: dict[str, str], n_shards: int, measure: int = 0, load_models: bool = False) -> GraderPlan:
+    """The plan of one model's jobs over ``requests``, dealt into ``n_shards`` shards by query as the workflow does."""
+    from autograde.grading.cache import GradeCache, cache_key
+    from autograde.grading.registry import make_grader
+    from autograde.pipeline.shards import shard_assignment
+
+    info = backend(g.backend)
     of_query = shard_assignment(list(queries), n_shards)
-    plan = GraderPlan("grading", g.name, g.backend, len(requests), None, len(requests))
+    plan = GraderPlan(stage, g.name, g.backend, len(requests), None, len(requests))
     if info.environment != "main":
         plan.note = "not built here (it runs in the vLLM environment): prompts counted, cache not checked"
         return plan
     if info.local_model and not (measure or load_models):
-        plan.note = ("cache and tokens not checked: building this grader loads its model (its tokenizer comes with "
-                     "it); --measure loads it")
+        plan.note = ("cache and tokens not checked: building this model loads it (its tokenizer comes with it); "
+                     "--measure or --load-models loads it")
         return plan
     try:
         grader = make_grader(g)
-    except AutogradeError as exc:  # the other graders' plans still come
+    except AutogradeError as exc:  # the other plans still come
         plan.note = f"not built: {exc}"
         return plan
     try:
@@ -205,7 +243,7 @@ def plan_grader(config: Config, g: GraderConfig, pool: Any, queries: dict[str, s
         plan.output_at_most = bound
         if measure and plan.to_compute:
             sample = _sample(requests, [i for m in shard_misses for i in m], measure)
-            logger.info("plan: timing grader %s on %d prompt(s) on this node", g.name, len(sample))
+            logger.info("plan: timing %s %s on %d prompt(s) on this node", stage, g.name, len(sample))
             plan.measurement = measure_grader(grader, [requests[i] for i in sample], config.grading.batch_size)
     finally:
         grader.close()
@@ -228,10 +266,14 @@ def plan_grader(config: Config, g: GraderConfig, pool: Any, queries: dict[str, s
 def plan_run(config: Config, config_path: str | Path | None = None, measure: int = 0,
              graders: list[str] | None = None, inputs: Inputs | None = None,
              load_models: bool = False) -> tuple[list[GraderPlan], str]:
-    """The plan of every grader (or those named); returns the plans and where the pool came from."""
+    """The plan of every grader (or those named) and of the nugget stages that run a model (when no grader is
+    named); returns the plans and where the pool came from."""
     pool, queries, source = _pool_and_queries(config, inputs, config_path)
     chosen = [config.grader(n) for n in graders] if graders else list(config.graders)
-    return [plan_grader(config, g, pool, queries, measure, load_models) for g in chosen], source
+    plans = [plan_grader(config, g, pool, queries, measure, load_models) for g in chosen]
+    if not graders:
+        plans += plan_nuggets(config, queries, measure, load_models)
+    return plans, source
 
 
 def _duration(seconds: float | None) -> str:
