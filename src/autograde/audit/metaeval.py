@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from autograde.core.errors import InputError
+from autograde.core.errors import InvalidValueError
 from autograde.core.ids import PairKey
 from autograde.core.stats import (
     bootstrap_weights,
@@ -84,10 +84,10 @@ class LabelAgreement:
 def label_agreement(labels: Mapping[PairKey, int], judgments: Mapping[PairKey, int], threshold: int,
                     relevant_level: int) -> LabelAgreement:
     """Kappas, Krippendorff's alpha (ordinal), the confusion matrix and per-topic kappa of ``labels`` against
-    ``judgments`` over the judged pairs with a label; an :class:`InputError` when they share no query."""
+    ``judgments`` over the judged pairs with a label; an :class:`InvalidValueError` when they share no query."""
     shared = {k[0] for k in judgments} & {k[0] for k in labels}
     if not shared:
-        raise InputError("the labels and the human judgments share no query (fix: meta-evaluate a grader on the "
+        raise InvalidValueError("the labels and the human judgments share no query (fix: meta-evaluate a grader on the "
                          "collection its human qrels judge)")
     ag = compute_agreement(labels, judgments, threshold, relevant_level)
     keys = sorted(k for k in judgments if k in labels)
@@ -143,16 +143,16 @@ def system_agreement(grader: pd.DataFrame, human: pd.DataFrame, top_k: Sequence[
     """Agreement of two per-query tables (columns run, query_id, value) over their common systems and queries.
 
     A system without a value for a query counts 0 there (trec_eval ``-c``, as the leaderboards). Raises an
-    :class:`InputError` when the two share no query or fewer than two systems.
+    :class:`InvalidValueError` when the two share no query or fewer than two systems.
     """
     g, h = _matrix(grader), _matrix(human)
     systems = sorted(set(g.index) & set(h.index))
     queries = sorted(set(g.columns) & set(h.columns))
     if not queries:
-        raise InputError("the grader's and the human evaluation share no query (fix: meta-evaluate a grader on "
+        raise InvalidValueError("the grader's and the human evaluation share no query (fix: meta-evaluate a grader on "
                          "the queries the human qrels judge)")
     if len(systems) < 2:
-        raise InputError(f"the grader's and the human evaluation share {len(systems)} system(s); a leaderboard "
+        raise InvalidValueError(f"the grader's and the human evaluation share {len(systems)} system(s); a leaderboard "
                          "correlation needs at least two")
     gv = g.loc[systems, queries].to_numpy(dtype=float)
     hv = h.loc[systems, queries].to_numpy(dtype=float)

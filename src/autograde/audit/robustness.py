@@ -25,7 +25,7 @@ import pandas as pd
 
 from autograde.audit.perturb import Perturbed, check_perturbations, perturb
 from autograde.config.audit import RobustnessConfig
-from autograde.core.errors import InputError, UnknownNameError
+from autograde.core.errors import InvalidValueError, UnknownNameError
 from autograde.core.stats import mean_interval, ranks_desc
 from autograde.grading.base import Grader, GradeRequest
 from autograde.io.banks.model import BankItem
@@ -168,7 +168,7 @@ def audit_grader(grader: Grader, grader_cfg: Any, inputs: AuditInputs, rc: Robus
     check_perturbations([*rc.perturbations, *rc.system_perturbations])
     candidates = sorted(pair for pair in inputs.texts if inputs.items.get(pair[0]))
     if not candidates:
-        raise InputError(f"grader {grader_cfg.name!r} has no pooled passage with an item to grade it by (fix: run "
+        raise InvalidValueError(f"grader {grader_cfg.name!r} has no pooled passage with an item to grade it by (fix: run "
                          "the pool stage first, and check the grader's bank covers the queries)")
     sampled = sample_pairs(candidates, rc.sample, rc.seed)
     donor_of = donors(sampled, inputs.texts, rc.seed)

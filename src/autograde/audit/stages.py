@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from autograde.core.errors import ConfigError, InputError
+from autograde.core.errors import ConfigError, InvalidValueError
 from autograde.core.layout import HUMAN, Layout, QrelsVariant
 from autograde.core.log import logger
 
@@ -58,7 +58,7 @@ def judgments_of(results: str | Path) -> dict[tuple[str, str], int]:
 
     path = Path(Layout.of(results).ingest("judgments"))
     if not path.exists():
-        raise InputError(f"{path}: no human judgments (fix: give data.qrels and run the ingest stage)")
+        raise InvalidValueError(f"{path}: no human judgments (fix: give data.qrels and run the ingest stage)")
     df = read_table(path)
     return {(str(q), str(p)): int(v) for q, p, v in df[["query_id", "passage_id", "relevance"]].itertuples(index=False)}
 
@@ -69,13 +69,13 @@ def label_tables(sources: Sequence[tuple[str, str, dict[tuple[str, str], int], i
     from autograde.audit.metaeval import label_agreement
 
     if not judgments:
-        raise InputError("no human judgments to meta-evaluate against (fix: give data.qrels)")
+        raise InvalidValueError("no human judgments to meta-evaluate against (fix: give data.qrels)")
     rows, topics, confusion = [], [], []
     for grader, variant, labels, threshold in sources:
         try:
             la = label_agreement(labels, judgments, threshold, relevant_level)
-        except InputError as exc:
-            raise InputError(f"{grader} {variant}: {exc}") from None
+        except InvalidValueError as exc:
+            raise InvalidValueError(f"{grader} {variant}: {exc}") from None
         rows.append({"grader": grader, "variant": variant, **la.row()})
         topics.append(la.per_topic.assign(grader=grader, variant=variant, measure="-", tau=float("nan")))
         g = la.confusion
@@ -110,8 +110,8 @@ def meta_evaluate(config: Config, results: str | Path | None = None) -> MetaTabl
                 try:
                     sa = system_agreement(ev[ev["measure"] == m], human[human["measure"] == m], audit.top_k,
                                           audit.bootstrap_samples, audit.bootstrap_seed, audit.confidence)
-                except InputError as exc:
-                    raise InputError(f"{g.name} {v} {m}: {exc}") from None
+                except InvalidValueError as exc:
+                    raise InvalidValueError(f"{g.name} {v} {m}: {exc}") from None
                 rows.append({"grader": g.name, "variant": v, "measure": m, **sa.row()})
                 topics.append(pd.DataFrame({"grader": g.name, "variant": v, "measure": m, "query_id": sa.queries,
                                             "tau": sa.topic_tau}))
@@ -156,16 +156,16 @@ def judge_table(experiments: Sequence[tuple[str, Config]], measure: str | None =
     (judge = grader and variant, collection), the label statistics and the system ones of ``measure`` (default:
     each experiment's first measure)."""
     if not experiments:
-        raise InputError("no experiment given (fix: name one experiment config per collection)")
+        raise InvalidValueError("no experiment given (fix: name one experiment config per collection)")
     names = [n for n, _ in experiments]
     if len(set(names)) != len(names):
-        raise InputError(f"collection names repeat: {', '.join(names)} (fix: name each NAME=CONFIG)")
+        raise InvalidValueError(f"collection names repeat: {', '.join(names)} (fix: name each NAME=CONFIG)")
     rows = []
     for name, config in experiments:
         try:
             tables = meta_evaluate(config)
-        except InputError as exc:
-            raise InputError(f"collection {name!r}: {exc}") from None
+        except InvalidValueError as exc:
+            raise InvalidValueError(f"collection {name!r}: {exc}") from None
         m = measure or (audit_section(config).measures or list(config.evaluation.measures))[0]
         systems = tables.systems if tables.systems is not None else pd.DataFrame()
         for r in tables.labels.to_dict("records"):
@@ -195,7 +195,7 @@ def run_robustness(config: Config, grader_name: str, out: dict[str, str] | None 
 
     names = [g.name for g in config.graders]
     if grader_name not in names:
-        raise InputError(f"grader {grader_name!r} is not in the experiment (graders: {', '.join(names) or 'none'}); "
+        raise InvalidValueError(f"grader {grader_name!r} is not in the experiment (graders: {', '.join(names) or 'none'}); "
                          "an audit grades through the experiment's grader and its cache")
     rc = audit_section(config).robustness
     if perturbations:

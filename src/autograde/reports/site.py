@@ -263,6 +263,9 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     from autograde.reports.nugget_pages import build_nugget_pages
 
     nuggets = build_nugget_pages(res, out, common, queries, _write, stats, slug)
+    from autograde.reports.judge_card import build_judge_cards
+
+    common["judges"] = build_judge_cards(res, out, common, graders, _write, stats)  # judge cards (audit files)
     _write(out / "index.html", render_page(
         "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
