@@ -24,6 +24,7 @@ rule meta_evaluate:
         "../envs/analysis.yaml"
     params:
         audit=AUDIT_RULES.params(),
+        leaderboards=AUDIT_RULES.sources,
     script:
         "../scripts/audit_meta.py"
 

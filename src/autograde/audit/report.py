@@ -2,7 +2,7 @@
 
 Numbers have 3 decimals; an interval is written ``value [low, high]``; NaN is ``–``.
 
->>> fmt(0.51234), fmt(float("nan")), interval({"k": 0.5, "k_low": 0.25, "k_high": 0.75}, "k")
+>>> cell(0.51234), cell(float("nan")), interval({"k": 0.5, "k_low": 0.25, "k_high": 0.75}, "k")
 ('0.512', '–', '0.500 [0.250, 0.750]')
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 from autograde.metrics.report import markdown_table
 
 
-def fmt(x: Any) -> str:
+def cell(x: Any) -> str:
     """A number with 3 decimals (integers as they are), NaN or None as ``–``."""
     if x is None or (isinstance(x, float) and x != x):
         return "–"
@@ -33,8 +33,8 @@ def interval(row: Mapping[str, Any], name: str) -> str:
     """``value [low, high]`` of ``name`` in a row (the value alone when it has no interval)."""
     lo, hi = row.get(f"{name}_low"), row.get(f"{name}_high")
     if lo is None or hi is None or lo != lo or hi != hi:
-        return fmt(row.get(name))
-    return f"{fmt(row.get(name))} [{fmt(lo)}, {fmt(hi)}]"
+        return cell(row.get(name))
+    return f"{cell(row.get(name))} [{cell(lo)}, {cell(hi)}]"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -44,8 +44,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def labels_markdown(labels: pd.DataFrame) -> str:
     """Label-level agreement: one row per (grader, variant)."""
     rows = [(r["grader"], r["variant"], f"≥{r['threshold']} / ≥{r['relevant_level']}",
-             f"{r['n_covered']} of {r['n_judged']}", fmt(r["kappa"]), fmt(r["kappa_linear"]), fmt(r["alpha_ordinal"]),
-             f"{fmt(r['topic_kappa_median'])} [{fmt(r['topic_kappa_q10'])}, {fmt(r['topic_kappa_q90'])}]",
+             f"{r['n_covered']} of {r['n_judged']}", cell(r["kappa"]), cell(r["kappa_linear"]), cell(r["alpha_ordinal"]),
+             f"{cell(r['topic_kappa_median'])} [{cell(r['topic_kappa_q10'])}, {cell(r['topic_kappa_q90'])}]",
              str(r["topic_kappa_n"])) for r in labels.to_dict("records")]
     return _table(["grader", "variant", "label / judgment", "judged covered", "κ binary", "κ linear",
                    "α ordinal", "per-topic κ median [10%, 90%]", "topics"], rows)
@@ -56,7 +56,7 @@ def systems_markdown(systems: pd.DataFrame, top_k: Sequence[int]) -> str:
     names = ["kendall", "tau_ap", "spearman", *(f"kendall@{k}" for k in top_k)]
     rows = [(r["grader"], r["variant"], r["measure"], str(r["n_systems"]), str(r["n_queries"]),
              *(interval(r, n) for n in names),
-             f"{fmt(r['topic_tau_median'])} [{fmt(r['topic_tau_q10'])}, {fmt(r['topic_tau_q90'])}]")
+             f"{cell(r['topic_tau_median'])} [{cell(r['topic_tau_q10'])}, {cell(r['topic_tau_q90'])}]")
             for r in systems.to_dict("records")]
     return _table(["grader", "variant", "measure", "systems", "queries", "Kendall τ", "τ-ap", "Spearman ρ",
                    *(f"top-{k} τ" for k in top_k), "per-topic τ median [10%, 90%]"], rows)
@@ -79,7 +79,7 @@ def judge_table_markdown(long: pd.DataFrame, statistics: Sequence[str]) -> str:
         if stat not in long:
             continue
         wide = long.pivot_table(index="judge", columns="collection", values=stat, aggfunc="first")
-        rows = [(judge, *(fmt(wide.loc[judge, c]) if c in wide.columns else "–" for c in collections))
+        rows = [(judge, *(cell(wide.loc[judge, c]) if c in wide.columns else "–" for c in collections))
                 for judge in wide.index]
         parts += [f"\n### {stat}\n\n", _table(["judge", *collections], rows)]
     return "".join(parts).lstrip("\n")
@@ -89,14 +89,14 @@ def robustness_markdown(grader: str, summary: pd.DataFrame, leaderboard: pd.Data
                         ) -> str:
     """One grader's robustness audit: shifts and lifts per perturbation, then the leaderboard consequence."""
     rows = [(r["perturbation"], str(r["n"]), interval(r, "mean_shift"), f"{r['lifted']} of {r['n_nonrelevant']}",
-             interval(r, "lifted_share"), fmt(r["unchanged_share"])) for r in summary.to_dict("records")]
+             interval(r, "lifted_share"), cell(r["unchanged_share"])) for r in summary.to_dict("records")]
     parts = [f"## {grader}\n\n{stats.get('sampled_pairs')} sampled pairs, relevant at grade ≥ {stats.get('threshold')}, "
              f"seed {stats.get('seed')}.\n\n",
              _table(["perturbation", "copies", "mean grade shift", "non-relevant lifted", "lifted share",
                      "unchanged"], rows)]
     if len(leaderboard):
-        lb = [(r["perturbation"], r["system"], r["measure"], f"{fmt(r['rank_before'])} → {fmt(r['rank_after'])} "
-               f"of {r['n_systems']}", f"{fmt(r['score_before'])} → {fmt(r['score_after'])}", str(r["passages"]))
+        lb = [(r["perturbation"], r["system"], r["measure"], f"{cell(r['rank_before'])} → {cell(r['rank_after'])} "
+               f"of {r['n_systems']}", f"{cell(r['score_before'])} → {cell(r['score_after'])}", str(r["passages"]))
               for r in leaderboard.to_dict("records")]
         parts += ["\n", _table(["perturbation", "system", "measure", "rank", "score", "passages perturbed"], lb)]
     return "".join(parts)

@@ -35,7 +35,7 @@ Pair = tuple[str, str]
 SEP = "#"
 """Joins a passage id and a perturbation variant into the perturbed copy's id (``p17#stuffing``)."""
 PAIR_COLUMNS = ["query_id", "passage_id", "perturbation", "variant", "original", "perturbed", "shift", "lifted"]
-SUMMARY_COLUMNS = ["perturbation", "n", "mean_shift", "mean_shift_low", "mean_shift_high", "n_nonrelevant",
+SHIFT_COLUMNS = ["perturbation", "n", "mean_shift", "mean_shift_low", "mean_shift_high", "n_nonrelevant",
                    "lifted", "lifted_share", "lifted_share_low", "lifted_share_high", "unchanged_share"]
 LEADERBOARD_COLUMNS = ["perturbation", "system", "measure", "n_systems", "rank_before", "rank_after", "score_before",
                        "score_after", "passages"]
@@ -95,7 +95,7 @@ def _requests(q: str, pid: str, text: str, inputs: AuditInputs) -> list[GradeReq
             for it in inputs.items.get(q, [])]
 
 
-def summarize(pairs: pd.DataFrame, names: Sequence[str], samples: int, seed: int,
+def summarize_shifts(pairs: pd.DataFrame, names: Sequence[str], samples: int, seed: int,
               confidence: float) -> pd.DataFrame:
     """Per perturbation: mean shift and lifted share with their bootstrap intervals (copies without a grade on
     either side left out)."""
@@ -109,7 +109,7 @@ def summarize(pairs: pd.DataFrame, names: Sequence[str], samples: int, seed: int
         share, slo, shi = mean_interval(lifted, samples, seed, confidence)
         unchanged = float((shift == 0).mean()) if len(shift) else float("nan")
         rows.append((name, len(sub), mean, lo, hi, len(nonrel), int(lifted.sum()), share, slo, shi, unchanged))
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return pd.DataFrame(rows, columns=SHIFT_COLUMNS)
 
 
 def _pair_rows(sampled: Sequence[Pair], copies: Mapping[Pair, list[Perturbed]], labels: pd.Series,
@@ -184,18 +184,18 @@ def audit_grader(grader: Grader, grader_cfg: Any, inputs: AuditInputs, rc: Robus
         target = _target_system(inputs.rankings, inputs.labels, measure, level, missing_queries, rc.system)
         top = _top_passages(inputs.rankings, target[0], depth, inputs.texts)
         system_donor = donors(sorted(set(candidates) | set(top)), inputs.texts, rc.seed)
-        for name in rc.system_perturbations:
-            system_copies[name] = {}
+        for system_perturbation in rc.system_perturbations:
+            system_copies[system_perturbation] = {}
             for pair in top:
-                c = _copies([name], pair, inputs, rc, system_donor.get(pair))[0]
-                system_copies[name][pair] = c
+                c = _copies([system_perturbation], pair, inputs, rc, system_donor.get(pair))[0]
+                system_copies[system_perturbation][pair] = c
                 requests += _requests(pair[0], _system_id(pair[1], c), c.text, inputs)
     outcome = grade_requests(requests, grader, grader_cfg, cache_dir, batch_size)
     grades = outcome.grades[["query_id", "passage_id", "item_id", "grade"]].drop_duplicates(
         ["query_id", "passage_id", "item_id"])
     labels = passage_labels(grades, "max", threshold, warn=False)
     pairs = _pair_rows(sampled, copies, labels, threshold)
-    summary = summarize(pairs, rc.perturbations, rc.bootstrap_samples, rc.seed, rc.confidence)
+    summary = summarize_shifts(pairs, rc.perturbations, rc.bootstrap_samples, rc.seed, rc.confidence)
     rows = []
     if target is not None:
         system, ctx = target

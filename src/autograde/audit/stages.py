@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from autograde.config.audit import META_FILES, ROBUSTNESS_FILES
 from autograde.core.errors import ConfigError, InvalidValueError
-from autograde.core.layout import HUMAN, Layout, QrelsVariant
+from autograde.core.layout import HUMAN, Layout, Leaderboard, QrelsVariant
 from autograde.core.log import logger
 
 if TYPE_CHECKING:
@@ -22,12 +23,6 @@ if TYPE_CHECKING:
     from autograde.config.audit import AuditConfig
     from autograde.config.model import Config
 
-META_FILES = {"labels": "meta/labels.tsv", "systems": "meta/systems.tsv", "per_topic": "meta/per-topic.tsv",
-              "confusion": "meta/confusion.tsv", "report": "meta/meta-evaluation.md"}
-"""Output key -> file under ``results/audit/`` of the meta-evaluation."""
-ROBUSTNESS_FILES = {"pairs": "pairs.parquet", "summary": "summary.tsv", "leaderboard": "leaderboard.tsv",
-                    "stats": "stats.json", "report": "robustness.md"}
-"""Output key -> file of one grader's robustness audit (``results/audit/robustness/<grader>/``)."""
 JUDGE_STATISTICS = ("kappa", "kappa_linear", "alpha_ordinal", "topic_kappa_median", "kendall", "tau_ap",
                     "kendall@5", "kendall@10", "topic_tau_median")
 """The columns of the judge x collection table (system-level ones for the first measure)."""
@@ -85,8 +80,13 @@ def label_tables(sources: Sequence[tuple[str, str, dict[tuple[str, str], int], i
                       pd.DataFrame(confusion, columns=["grader", "variant", "label", "judgment", "count"]))
 
 
-def meta_evaluate(config: Config, results: str | Path | None = None) -> MetaTables:
-    """Label and system level agreement of every grader of the experiment with its human qrels, from its results."""
+def meta_evaluate(config: Config, leaderboards: Sequence[Leaderboard], results: str | Path | None = None
+                  ) -> MetaTables:
+    """Label and system level agreement of every grader of the experiment with its human qrels, from its results.
+
+    ``leaderboards`` are the experiment's (:func:`autograde.workflow.leaderboards.leaderboards`, the one list): each
+    one with a leaderboard of the same measure under the human qrels is compared with it (cover and nugget
+    leaderboards have none)."""
     from autograde.audit.metaeval import system_agreement
     from autograde.core.tables import read_table
     from autograde.io.trec import read_qrels
@@ -100,21 +100,29 @@ def meta_evaluate(config: Config, results: str | Path | None = None) -> MetaTabl
     sources = [(g.name, v, qrels_pairs(read_qrels(lay.qrels(g.name, v))), QrelsVariant.parse(v).level)
                for g in config.graders for v in config.qrels_variants_of(g.name)]
     tables = label_tables(sources, judgments_of(lay.root), relevant)
-    human = read_table(lay.evaluation(HUMAN))
-    measures = audit.measures or list(config.evaluation.measures)
+    measures = set(audit.measures or config.evaluation.measures)
+    human = {lb.measure: lb for lb in leaderboards if lb.grader == HUMAN}
+    tables_read: dict[str, pd.DataFrame] = {}
+
+    def per_query(lb: Leaderboard) -> pd.DataFrame:
+        if lb.per_query not in tables_read:
+            tables_read[lb.per_query] = read_table(lb.per_query)
+        t = tables_read[lb.per_query]
+        t = t[t["measure"] == lb.measure] if "measure" in t.columns and lb.column == "value" else t
+        return t[["run", "query_id", lb.column]].rename(columns={lb.column: "value"})
+
     rows, topics = [], []
-    for g in config.graders:
-        for v in config.qrels_variants_of(g.name):
-            ev = read_table(lay.evaluation(g.name, v))
-            for m in measures:
-                try:
-                    sa = system_agreement(ev[ev["measure"] == m], human[human["measure"] == m], audit.top_k,
-                                          audit.bootstrap_samples, audit.bootstrap_seed, audit.confidence)
-                except InvalidValueError as exc:
-                    raise InvalidValueError(f"{g.name} {v} {m}: {exc}") from None
-                rows.append({"grader": g.name, "variant": v, "measure": m, **sa.row()})
-                topics.append(pd.DataFrame({"grader": g.name, "variant": v, "measure": m, "query_id": sa.queries,
-                                            "tau": sa.topic_tau}))
+    for lb in leaderboards:
+        if lb.grader == HUMAN or lb.measure not in human or lb.measure not in measures:
+            continue
+        try:
+            sa = system_agreement(per_query(lb), per_query(human[lb.measure]), audit.top_k, audit.bootstrap_samples,
+                                  audit.bootstrap_seed, audit.confidence)
+        except InvalidValueError as exc:
+            raise InvalidValueError(f"{lb.grader} {lb.qrels} {lb.measure}: {exc}") from None
+        rows.append({"grader": lb.grader, "variant": lb.qrels, "measure": lb.measure, **sa.row()})
+        topics.append(pd.DataFrame({"grader": lb.grader, "variant": lb.qrels, "measure": lb.measure,
+                                    "query_id": sa.queries, "tau": sa.topic_tau}))
     tables.systems = pd.DataFrame(rows)
     if topics:
         tables.per_topic = pd.concat([tables.per_topic, *topics], ignore_index=True)
@@ -140,30 +148,31 @@ def meta_outputs(results: str | Path) -> dict[str, str]:
     return {k: lay.audit(v) for k, v in META_FILES.items()}
 
 
-def run_meta_evaluation(config: Config, results: str | Path | None = None,
+def run_meta_evaluation(config: Config, leaderboards: Sequence[Leaderboard], results: str | Path | None = None,
                         out: dict[str, str] | None = None) -> MetaTables:
     """Meta-evaluate the experiment from its results and write ``results/audit/meta/``."""
     res = results or config.results_dir
-    tables = meta_evaluate(config, res)
+    tables = meta_evaluate(config, leaderboards, res)
     write_meta(tables, out or meta_outputs(res), audit_section(config).top_k, "Meta-evaluation against the human qrels")
     logger.info("meta-evaluation: %d label rows, %d leaderboard rows", len(tables.labels),
                 0 if tables.systems is None else len(tables.systems))
     return tables
 
 
-def judge_table(experiments: Sequence[tuple[str, Config]], measure: str | None = None) -> pd.DataFrame:
+def judge_table(experiments: Sequence[tuple[str, Config, Sequence[Leaderboard]]], measure: str | None = None
+                ) -> pd.DataFrame:
     """The long judge x collection table of several experiments (each meta-evaluated from its results): one row per
     (judge = grader and variant, collection), the label statistics and the system ones of ``measure`` (default:
     each experiment's first measure)."""
     if not experiments:
         raise InvalidValueError("no experiment given (fix: name one experiment config per collection)")
-    names = [n for n, _ in experiments]
+    names = [n for n, _, _ in experiments]
     if len(set(names)) != len(names):
         raise InvalidValueError(f"collection names repeat: {', '.join(names)} (fix: name each NAME=CONFIG)")
     rows = []
-    for name, config in experiments:
+    for name, config, boards in experiments:
         try:
-            tables = meta_evaluate(config)
+            tables = meta_evaluate(config, boards)
         except InvalidValueError as exc:
             raise InvalidValueError(f"collection {name!r}: {exc}") from None
         m = measure or (audit_section(config).measures or list(config.evaluation.measures))[0]

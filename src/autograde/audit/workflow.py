@@ -1,11 +1,10 @@
-"""What ``rules/audit.smk`` and ``rule all`` read from the experiment config: the audit's targets, the inputs of the
-meta-evaluation and of each grader's robustness audit, and the resources of that model job."""
+"""What ``rules/audit.smk`` reads from the experiment config: the inputs of the meta-evaluation and of each grader's
+robustness audit, and the resources of that model job (the targets: :func:`autograde.config.audit.audit_targets`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from autograde.audit.stages import META_FILES, ROBUSTNESS_FILES
 from autograde.core.layout import HUMAN, Layout
 from autograde.pipeline.jobs import ModelJobs
 
@@ -14,28 +13,14 @@ if TYPE_CHECKING:
     from autograde.grading.spec import ModelSpec
 
 
-def meta_enabled(config: Config) -> bool:
-    """Whether the workflow meta-evaluates: an ``audit:`` section with meta_evaluation on, human qrels, graders."""
-    return config.audit is not None and config.audit.meta_evaluation and bool(config.data.qrels) and bool(config.graders)
-
-
-def audit_targets(config: Config) -> list[str]:
-    """Every file the audit rules make (``[]`` without ``audit:``)."""
-    if config.audit is None:
-        return []
-    lay = Layout.of(config.results_dir)
-    out = [lay.audit(f) for f in META_FILES.values()] if meta_enabled(config) else []
-    for g in config.audit.robustness.graders:
-        out += [lay.audit_grader(g, f) for f in ROBUSTNESS_FILES.values()]
-    return out
-
-
 class AuditRules:
     """Inputs, params and resources of the audit rules for one workflow context (``ctx``)."""
 
     def __init__(self, ctx: Any) -> None:
         self.config: Config = ctx.config
         self.lay = Layout.of(ctx.results)
+        self.sources = ctx.leaderboard_table()
+        """Every leaderboard of the run (the one list), the meta-evaluation's params."""
         self.robustness_jobs = ModelJobs("audit_robustness", self.spec)
 
     def spec(self, wildcards: Any) -> ModelSpec:
@@ -49,7 +34,7 @@ class AuditRules:
         c, lay = self.config, self.lay
         return {"judgments": lay.ingest("judgments"), "human": lay.evaluation(HUMAN),
                 "qrels": [lay.qrels(g.name, v) for g in c.graders for v in c.qrels_variants_of(g.name)],
-                "evaluations": [lay.evaluation(g.name, v) for g in c.graders for v in c.qrels_variants_of(g.name)]}
+                "per_query": sorted({lb["per_query"] for lb in self.sources})}
 
     def robustness_inputs(self, wildcards: Any) -> dict[str, Any]:
         lay = self.lay

@@ -27,11 +27,12 @@ __all__ = ["register"]
 
 def cmd_meta(args: argparse.Namespace) -> int:
     from autograde.audit.stages import meta_outputs, run_meta_evaluation
+    from autograde.workflow.leaderboards import leaderboards
 
     config = load_experiment(args)
     results = args.results or config.results_dir
     out = meta_outputs(results)
-    run_meta_evaluation(config, results, out)
+    run_meta_evaluation(config, leaderboards(config, results), results, out)
     if not args.quiet:
         print(Path(out["report"]).read_text(encoding="utf-8"), end="")
     return 0
@@ -45,7 +46,8 @@ def _label_source(text: str) -> tuple[str, str, int]:
 
 
 def cmd_labels(args: argparse.Namespace) -> int:
-    from autograde.audit.stages import META_FILES, label_tables, write_meta
+    from autograde.audit.stages import label_tables, write_meta
+    from autograde.config.audit import META_FILES
     from autograde.core.errors import Problems
     from autograde.io.trec import read_qrels
     from autograde.reports.agreement import qrels_pairs
@@ -72,13 +74,15 @@ def cmd_judges(args: argparse.Namespace) -> int:
     from autograde.audit.stages import JUDGE_STATISTICS, judge_table
     from autograde.config.experiment import load_config
     from autograde.core.text import atomic_write_text
+    from autograde.workflow.leaderboards import leaderboards
 
     experiments = []
     for text in args.experiments:
         name, sep, path = text.partition("=")
         if not sep:
             name, path = Path(text).stem, text
-        experiments.append((name, load_config(path)))
+        config = load_config(path)
+        experiments.append((name, config, leaderboards(config)))
     long = judge_table(experiments, args.measure)
     if args.tsv:
         atomic_write_text(args.tsv, long.to_csv(sep="\t", index=False, float_format="%.6g"))
@@ -88,7 +92,8 @@ def cmd_judges(args: argparse.Namespace) -> int:
 
 
 def cmd_robustness(args: argparse.Namespace) -> int:
-    from autograde.audit.stages import ROBUSTNESS_FILES, run_robustness
+    from autograde.audit.stages import run_robustness
+    from autograde.config.audit import ROBUSTNESS_FILES
     from autograde.core.layout import Layout
 
     config = load_experiment(args)

@@ -100,6 +100,32 @@ class AuditConfig(_Section):
         return v
 
 
+META_FILES = {"labels": "meta/labels.tsv", "systems": "meta/systems.tsv", "per_topic": "meta/per-topic.tsv",
+              "confusion": "meta/confusion.tsv", "report": "meta/meta-evaluation.md"}
+"""Output key -> file under ``results/audit/`` of the meta-evaluation."""
+ROBUSTNESS_FILES = {"pairs": "pairs.parquet", "summary": "summary.tsv", "leaderboard": "leaderboard.tsv",
+                    "stats": "stats.json", "report": "robustness.md"}
+"""Output key -> file of one grader's robustness audit (``results/audit/robustness/<grader>/``)."""
+
+
+def meta_enabled(config: Any) -> bool:
+    """Whether the workflow meta-evaluates: an ``audit:`` section with meta_evaluation on, human qrels, graders."""
+    return config.audit is not None and config.audit.meta_evaluation and bool(config.data.qrels) and bool(config.graders)
+
+
+def audit_targets(config: Any) -> list[str]:
+    """Every file the audit rules make (``[]`` without ``audit:``); the review site reads them for its judge cards."""
+    from autograde.core.layout import Layout
+
+    if config.audit is None:
+        return []
+    lay = Layout.of(config.results_dir)
+    out = [lay.audit(f) for f in META_FILES.values()] if meta_enabled(config) else []
+    for g in config.audit.robustness.graders:
+        out += [lay.audit_grader(g, f) for f in ROBUSTNESS_FILES.values()]
+    return out
+
+
 def check_audit_config(config: Any) -> list[tuple[tuple[Any, ...], str]]:
     """Problems of the ``audit:`` section against the rest of the experiment (each with its key path)."""
     audit = getattr(config, "audit", None)

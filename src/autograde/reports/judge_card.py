@@ -16,7 +16,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from autograde.core.layout import Layout
+from autograde.reports.nugget_pages import Write
 from autograde.reports.render import render_page
 
-Write = Callable[[Path, str, dict[str, Any]], None]
 W, H = 460, 300
 L, R, T, B = 60, 20, 36, 48
 
