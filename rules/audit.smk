@@ -40,6 +40,8 @@ rule audit_robustness:
         report=LAYOUT.audit_grader("{grader}", "robustness.md"),
     log:
         "logs/audit/robustness/{grader}.log",
+    benchmark:
+        "logs/benchmarks/audit/robustness/{grader}.tsv"
     conda:
         AUDIT_RULES.robustness_jobs.conda_env
     threads: 2

@@ -101,3 +101,15 @@ def test_unknown_names_are_clear_errors(tmp_path: Path) -> None:
         perturb("shouting", "q0", "query", "passage")
     with pytest.raises(UnknownNameError, match="not a system of the experiment"):
         _audit(QueryTermCounter(), tmp_path, _inputs(with_rankings=True), system="nobody")
+
+
+def test_auditing_a_grader_outside_the_experiment_is_a_clear_error() -> None:
+    from autograde.audit.stages import run_robustness
+    from autograde.config.model import Config
+    from autograde.core.errors import InvalidValueError
+
+    config = Config.model_validate({"data": {"queries": "q.tsv"}, "graders": [{"name": "sim", "bank": "direct"}]})
+    with pytest.raises(InvalidValueError, match="grader 'ghost' is not in the experiment"):
+        run_robustness(config, "ghost")
+    with pytest.raises(UnknownNameError, match="unknown perturbation"):
+        run_robustness(config, "sim", perturbations=["shouting"])
