@@ -10,8 +10,8 @@ qrels against the official qrels, relevant = judged 2-3; self-ratings (0-5) at l
 ``example``: the bundled example (config/experiments/example.yaml) in a temporary folder with an ``audit:`` section
 and one more grader, SmolLM2-135M-Instruct through ``hf`` with the UMBRELA prompt (direct, logits scoring after the
 ``##final score: `` prefix, relevant at 2); the workflow meta-evaluates both graders and audits the embedded grader
-(minilm-questions) and SmolLM2 (100 sampled pairs, seed 0, every perturbation; the system the grader ranks last
-stuffed and injected). Writes the meta-evaluation (first measure), each robustness report, and the time of each
+(minilm-questions) and SmolLM2 (40 sampled pairs, seed 0, every perturbation; the top 10 passages per query of the
+system the grader ranks last stuffed and injected). Writes the meta-evaluation (first measure), each robustness report, and the time of each
 audit job against the grading of the same grader in the same run (from Snakemake's benchmark files).
 """
 
@@ -34,6 +34,8 @@ DL20 = REPO.parent / "shared" / "data" / "dl20"
 PROMPTS = {"QuestionSelfRatedUnanswerablePromptWithChoices": 4, "NuggetSelfRatedPrompt": 4, "FagB": 1,
            "FagB_few": 1, "HELM": 1, "Sun": 1, "Sun_few": 1, "Thomas": 1}
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SAMPLE = 40
+"""Sampled pairs of each robustness audit (SmolLM2 grades about 0.4 UMBRELA prompts/s on 2 shared CPU cores)."""
 
 
 def _write(out: Path, name: str, text: str) -> None:
@@ -76,20 +78,22 @@ def _seconds(wd: Path, rule: str, name: str) -> float:
     return total
 
 
-def example(out: Path) -> None:
-    wd = Path(tempfile.mkdtemp(prefix="judge-audit-"))
-    shutil.copytree(REPO / "config" / "example", wd / "config" / "example")
+def example(out: Path, workdir: str | None = None) -> None:
+    wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="judge-audit-"))
+    if not (wd / "config" / "example").exists():
+        shutil.copytree(REPO / "config" / "example", wd / "config" / "example")
     raw = yaml.safe_load((REPO / "config" / "experiments" / "example.yaml").read_text())
     raw["graders"].append({"name": "smollm2-umbrela", "backend": "hf", "bank": "direct", "prompt_class": "UMBRELA",
                            "model": str(_smollm2_dir()), "scoring": "logits", "thresholds": [2],
                            "options": {"torch_threads": 2, "batch_size": 8}})
     raw["nuggets"] = None
-    raw["audit"] = {"robustness": {"graders": ["minilm-questions", "smollm2-umbrela"]}}
+    raw["audit"] = {"robustness": {"graders": ["minilm-questions", "smollm2-umbrela"], "sample": SAMPLE,
+                                   "system_depth": 10}}
     cfg = wd / "config.yaml"
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
     t0 = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(wd),
-                          "--configfile", str(cfg), "-c2"], capture_output=True, text=True)
+                          "--configfile", str(cfg), "-c2", "--rerun-incomplete"], capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit((run.stdout + run.stderr)[-4000:])
     wall = time.perf_counter() - t0
@@ -121,8 +125,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["dl20", "example"])
     ap.add_argument("--out", default=str(REPO / "docs" / "generated"))
+    ap.add_argument("--workdir", default=None, help="example: the run folder (default: a new temporary one; an "
+                    "earlier one reuses its grade cache)")
     args = ap.parse_args()
-    {"dl20": dl20, "example": example}[args.what](Path(args.out))
+    if args.what == "dl20":
+        dl20(Path(args.out))
+    else:
+        example(Path(args.out), args.workdir)
 
 
 if __name__ == "__main__":

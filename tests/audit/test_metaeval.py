@@ -5,6 +5,7 @@ seeded intervals; a clear error when labels and judgments share no query."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -24,12 +25,17 @@ DL20_PROMPTS = {"QuestionSelfRatedUnanswerablePromptWithChoices": 4, "NuggetSelf
 prompts at 1), as docs/reports.md and docs/audit.md."""
 
 
+@functools.lru_cache(maxsize=1)
+def _dl20_judgments() -> dict[tuple[str, str], int]:
+    return qrels_pairs(read_qrels(shared_data("dl20", "qrels.dl20-passage.txt")))
+
+
 @pytest.mark.parametrize("prompt", sorted(DL20_PROMPTS))
 def test_alpha_and_kappa_equal_their_references_on_dl20(prompt: str) -> None:
     import krippendorff
     from sklearn.metrics import cohen_kappa_score
 
-    judged = qrels_pairs(read_qrels(shared_data("dl20", "qrels.dl20-passage.txt")))
+    judged = _dl20_judgments()
     labels = qrels_pairs(read_qrels(shared_data("dl20", "autograded-qrels", f"{prompt}.qrel")))
     t, r = DL20_PROMPTS[prompt], 2
     res = label_agreement(labels, judged, t, r)

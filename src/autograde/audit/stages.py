@@ -233,7 +233,7 @@ def run_robustness(config: Config, grader_name: str, out: dict[str, str] | None 
     try:
         result = audit_grader(grader, cfg, inputs, rc, threshold, config.grading.cache_dir,
                               batch_size=config.grading.batch_size, measure=measure,
-                              level=QrelsVariant("max", threshold).level, depth=config.pool.depth,
+                              level=QrelsVariant("max", threshold).level, depth=rc.system_depth or config.pool.depth,
                               missing_queries=config.evaluation.missing_queries)
     finally:
         grader.close()

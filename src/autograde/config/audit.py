@@ -61,6 +61,8 @@ class RobustnessConfig(_Section):
                                   "threshold)")
     system: str | None = Field(default=None, description="the system whose passages are perturbed for the "
                                "leaderboard consequence (null: the one the grader ranks last)")
+    system_depth: int | None = Field(default=None, ge=1, description="how many of that system's top passages per "
+                                     "query are perturbed (null: pool.depth)")
     system_perturbations: list[PerturbationName] = Field(
         default_factory=_system_perturbations, description="perturbations applied to that system's passages "
                                                            "(one leaderboard each; empty: no leaderboard consequence)")
