@@ -113,3 +113,14 @@ def test_auditing_a_grader_outside_the_experiment_is_a_clear_error() -> None:
         run_robustness(config, "ghost")
     with pytest.raises(UnknownNameError, match="unknown perturbation"):
         run_robustness(config, "sim", perturbations=["shouting"])
+
+
+def test_off_topic_donors_come_from_other_queries() -> None:
+    from autograde.audit.robustness import donors
+
+    texts = {(q, f"d{i}"): f"{q} text {i}" for q in ("a", "b", "c") for i in range(3)}
+    pairs = sorted(texts)
+    for pair, text in donors(pairs, texts, seed=1).items():
+        assert text is not None and not text.startswith(pair[0])
+    assert donors([("a", "d0")], texts, seed=1) == {("a", "d0"): None}  # no other query in the pool
+    assert donors([("z", "d0")], texts, seed=1, pool=pairs)[("z", "d0")] in texts.values()

@@ -73,13 +73,26 @@ def sample_pairs(candidates: Sequence[Pair], n: int, seed: int) -> list[Pair]:
     return sorted(pool[i] for i in rng.choice(len(pool), size=n, replace=False))
 
 
-def donors(pairs: Sequence[Pair], texts: Mapping[Pair, str], seed: int) -> dict[Pair, str | None]:
-    """An off-topic passage for each pair: the text of a pair of another query, chosen with ``seed``."""
+def donors(pairs: Sequence[Pair], texts: Mapping[Pair, str], seed: int,
+           pool: Sequence[Pair] | None = None) -> dict[Pair, str | None]:
+    """An off-topic passage for each pair: the text of a pair of another query in ``pool`` (default: ``pairs``),
+    chosen with ``seed`` uniformly among the other queries' pairs (linear in the number of pairs)."""
     rng = np.random.default_rng(seed + 1)
+    ordered = sorted(set(pool if pool is not None else pairs))  # each query's pairs are contiguous
+    start: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for i, (q, _) in enumerate(ordered):
+        start.setdefault(q, i)
+        count[q] = count.get(q, 0) + 1
     out: dict[Pair, str | None] = {}
     for pair in pairs:
-        others = [p for p in pairs if p[0] != pair[0]]
-        out[pair] = texts[others[int(rng.integers(len(others)))]] if others else None
+        q = pair[0]
+        others = len(ordered) - count.get(q, 0)
+        if others == 0:
+            out[pair] = None
+            continue
+        r = int(rng.integers(others))
+        out[pair] = texts[ordered[r if q not in start or r < start[q] else r + count[q]]]
     return out
 
 
@@ -183,7 +196,7 @@ def audit_grader(grader: Grader, grader_cfg: Any, inputs: AuditInputs, rc: Robus
     if inputs.rankings is not None and rc.system_perturbations:
         target = _target_system(inputs.rankings, inputs.labels, measure, level, missing_queries, rc.system)
         top = _top_passages(inputs.rankings, target[0], depth, inputs.texts)
-        system_donor = donors(sorted(set(candidates) | set(top)), inputs.texts, rc.seed)
+        system_donor = donors(top, inputs.texts, rc.seed, pool=candidates)
         for system_perturbation in rc.system_perturbations:
             system_copies[system_perturbation] = {}
             for pair in top:
