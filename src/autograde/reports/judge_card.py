@@ -9,7 +9,7 @@ library, identical bytes for identical inputs). Everything is read from ``result
 commands' outputs); a grader without audit files gets no card.
 
 >>> svg = bars_svg(["stuffing", "query"], [0.5, 1.5], [0.3, 1.1], [0.7, 1.9], "mean grade shift")
->>> svg.startswith("<svg") and svg.count("<rect") == 3
+>>> svg.startswith("<svg") and svg.count("<rect") == 4  # background, frame, two bars
 True
 """
 
