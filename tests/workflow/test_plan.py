@@ -98,3 +98,50 @@ def test_an_endpoint_is_counted_by_approximation_priced_and_its_usage_recorded(
         # FixedChat reports one prompt token and one completion token per request
         assert outcome.stats["input_tokens"] == outcome.stats["computed"] == plan.to_compute
         assert outcome.stats["output_tokens"] == plan.to_compute
+
+
+@pytest.mark.workflow
+def test_the_plan_counts_the_nugget_assignments_the_run_graded(nuggets_run: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole-answer assessor's jobs are planned like a grader's: planned before the run (an empty cache), its
+    (answer, nugget) prompts per assignment shard are what the shards computed; planned on the finished run,
+    nothing is left."""
+    wd = copy_run(nuggets_run, tmp_path / "run")
+    monkeypatch.chdir(wd)
+    stats = json.loads((wd / "results/nuggets/sim-assign/stats.json").read_text())
+    raw = yaml.safe_load((wd / "config.yaml").read_text())
+    raw["grading"]["cache_dir"] = "cache-before-the-run"
+    (wd / "before.yaml").write_text(yaml.safe_dump(raw))
+    plans, _ = plan_run(load_config(wd / "before.yaml"), wd / "before.yaml")
+    (plan,) = [p for p in plans if p.stage == "nugget assignment"]
+    assert (plan.name, plan.backend, plan.cached) == ("sim-assign", "embedded", 0)
+    assert plan.to_compute == stats["grades"]["computed"] > 0
+    assert {s.shard: (s.to_compute, s.input_tokens) for s in plan.shards} == {
+        s["shard"]: (s["computed"], s["input_tokens"]) for s in stats["shards"]}
+    (done,) = [p for p in plan_run(load_config(wd / "config.yaml"), wd / "config.yaml")[0]
+               if p.stage == "nugget assignment"]
+    assert done.to_compute == 0 and done.cached == done.pairs == plan.pairs
+
+
+@pytest.mark.workflow
+def test_the_plan_counts_the_prompts_of_the_robustness_audit(example_run: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grader the workflow audits: the plan counts the prompts of its perturbed copies (the sampled pairs are
+    the grading jobs' prompts; the target system's copies too, its grades existing), and the audit job computes
+    exactly those."""
+    from autograde.audit.stages import run_robustness
+
+    wd = copy_run(example_run, tmp_path / "run")
+    monkeypatch.chdir(wd)
+    raw = yaml.safe_load((wd / "config.yaml").read_text())
+    raw["audit"] = {"robustness": {"graders": ["minilm-questions"], "sample": 10,
+                                   "system_perturbations": ["stuffing"], "bootstrap_samples": 50}}
+    (wd / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    config = load_config(wd / "config.yaml")
+    (plan,) = [p for p in plan_run(config, wd / "config.yaml")[0] if p.stage == "audit robustness"]
+    assert plan.name == "minilm-questions" and plan.cached is not None and plan.to_compute > 0 and not plan.note
+    result = run_robustness(config, "minilm-questions", out={k: str(tmp_path / k) for k in
+                                                             ("pairs", "summary", "leaderboard", "stats", "report")})
+    assert result.stats["computed"] == plan.to_compute
+    (again,) = [p for p in plan_run(config, wd / "config.yaml")[0] if p.stage == "audit robustness"]
+    assert again.to_compute == 0

@@ -36,7 +36,7 @@ import numpy as np
 from autograde.core.errors import Problems
 from autograde.core.ids import content_hash
 from autograde.core.layout import CacheLayout
-from autograde.core.log import logger
+from autograde.core.log import Progress, logger
 from autograde.core.text import CHUNK_BYTES, atomic_write_text, iter_chunks
 from autograde.corpus.parse import chunk_entries
 from autograde.io.corpus import is_tsv
@@ -180,8 +180,11 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
     buckets = [open(tmp / f"bucket-{b:02d}", "wb") for b in range(1 << BUCKET_BITS)]
     blocks = _BlockWriter(tmp) if compressed else None
     n_lines = 0
+    # a plain file's progress is its bytes (offsets are file offsets); a gzip file's decompressed size is unknown
+    bar = Progress(None if compressed else max(1, fp["size"] // 1_000_000), f"indexing corpus {path}", "MB")
     try:
         for first_line, offset, chunk in iter_chunks(path, probs, chunk_bytes):
+            bar.update((offset + len(chunk)) // 1_000_000 - bar.done)
             e = chunk_entries(chunk, first_line, path, tsv, probs)
             n_lines = first_line - 1 + chunk.count(b"\n")
             if blocks is not None:
@@ -199,6 +202,7 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
                 if bounds[b + 1] > bounds[b]:
                     buckets[b].write(entries[order[bounds[b]:bounds[b + 1]]].tobytes())
     finally:
+        bar.close()
         for fh in buckets:
             fh.close()
         if blocks is not None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import id_keys
+from autograde.core.log import progress
 from autograde.corpus.index import ENTRY, FENCE, CorpusIndex, open_index
 from autograde.io.corpus import DocCollector, doc_from_json, doc_from_tsv
 
@@ -131,7 +132,7 @@ def lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray, probs:
     reader = _Reader(index)
     try:
         reader.prefetch([(int(e["loc"]), int(e["length"])) for _pos, e in hits])
-        for pos, e in hits:
+        for pos, e in progress(hits, desc=f"reading passages of {index.source}", unit="passages"):
             n = int(e["line"])
             doc = _parse(index, n, reader.read(int(e["loc"]), int(e["length"])), probs)
             if doc is not None and doc[0] == wanted[pos]:  # another id with the same key is skipped

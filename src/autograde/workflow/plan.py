@@ -1,7 +1,8 @@
-"""The plan of a run (``autograde plan``): per grader and per nugget stage that runs a model, the pairs, what the
-grade cache holds, the prompts to compute, their input tokens counted with the grader's own tokenizer and the
-expected output tokens, per shard; with ``--measure N``, a short timed run of N prompts on this node, the time
-extrapolated per shard and in total, and the cost where the endpoint's prices per token are configured.
+"""The plan of a run (``autograde plan``): per grader, nugget stage and robustness audit that runs a model, the
+pairs, what the grade cache holds, the prompts to compute, their input tokens counted with the grader's own
+tokenizer and the expected output tokens, per shard; with ``--measure N``, a short timed run of N prompts on this
+node, the time extrapolated per shard and in total, and the cost where the endpoint's prices per token are
+configured.
 
 Counting is exactly what the grading jobs do: the same pool (``results/pool/pool.parquet`` when current), the same
 shards (whole queries dealt round-robin), the same cache keys, and each job computes each distinct uncached input
@@ -195,6 +196,36 @@ def plan_nuggets(config: Config, queries: dict[str, str], measure: int = 0,
     return out
 
 
+def plan_audit(config: Config, pool: Any, queries: dict[str, str], measure: int = 0,
+               load_models: bool = False) -> list[GraderPlan]:
+    """The robustness audit of each grader the workflow audits (one job each): its perturbed copies' prompts (the
+    sampled pairs themselves are the grading jobs' prompts); the copies of the target system's top passages only
+    once the grader's grades exist (they choose the system)."""
+    from autograde.audit.robustness import audit_requests
+    from autograde.audit.stages import robustness_inputs
+
+    if config.audit is None:
+        return []
+    rc = config.audit.robustness
+    texts = {(q, p): t for q, p, t in pool[["query_id", "passage_id", "text"]].itertuples(index=False)}
+    out = []
+    for name in rc.graders:
+        inputs, _threshold, keywords = robustness_inputs(config, name, queries, texts, rc, warn=False)
+        try:
+            requests = audit_requests(name, inputs, rc, **keywords).perturbed
+        except AutogradeError as exc:
+            out.append(GraderPlan("audit robustness", name, config.grader(name).backend, 0, None, 0,
+                                  note=f"not planned: {exc}"))
+            continue
+        plan = plan_requests(config, "audit robustness", config.grader(name), requests, queries, 1, measure,
+                             load_models)
+        if inputs.rankings is None and rc.system_perturbations:
+            plan.note = "; ".join(filter(None, [plan.note, "the target system's perturbed passages are counted once "
+                                                "the grader's grades exist (they choose the system)"]))
+        out.append(plan)
+    return out
+
+
 def plan_requests(config: Config, stage: str, g: GraderConfig, requests: list[GradeRequest],
                   queries: dict[str, str], n_shards: int, measure: int = 0, load_models: bool = False) -> GraderPlan:
     """The plan of one model's jobs over ``requests``, dealt into ``n_shards`` shards by query as the workflow does."""
@@ -266,13 +297,14 @@ def plan_requests(config: Config, stage: str, g: GraderConfig, requests: list[Gr
 def plan_run(config: Config, config_path: str | Path | None = None, measure: int = 0,
              graders: list[str] | None = None, inputs: Inputs | None = None,
              load_models: bool = False) -> tuple[list[GraderPlan], str]:
-    """The plan of every grader (or those named) and of the nugget stages that run a model (when no grader is
-    named); returns the plans and where the pool came from."""
+    """The plan of every grader (or those named) and of the nugget stages and robustness audits that run a model
+    (when no grader is named); returns the plans and where the pool came from."""
     pool, queries, source = _pool_and_queries(config, inputs, config_path)
     chosen = [config.grader(n) for n in graders] if graders else list(config.graders)
     plans = [plan_grader(config, g, pool, queries, measure, load_models) for g in chosen]
     if not graders:
         plans += plan_nuggets(config, queries, measure, load_models)
+        plans += plan_audit(config, pool, queries, measure, load_models)
     return plans, source
 
 
