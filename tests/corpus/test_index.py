@@ -131,3 +131,20 @@ def test_index_is_content_addressed_and_reused(tmp_path: Path) -> None:
     assert a.manifest["entries"] == len(DOCS) and a.manifest["fingerprint"]["path"] == str(path.resolve())
     assert {p.name for p in a.folder.iterdir()} == {"manifest.json", "entries.bin", "fences.npy", "blocks.lz4",
                                                     "blocks.u8"}
+
+
+def test_a_long_build_and_lookup_report_their_progress_in_the_log(tmp_path: Path, messages: io.StringIO,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress lines (here at every update: a tiny interval) say how many MB of the corpus are indexed of how
+    many, and how many passages are read; a last line each."""
+    monkeypatch.setenv("AUTOGRADE_PROGRESS_INTERVAL", "0.000001")
+    docs = {f"d{i}": "honey moon tide " * 10 for i in range(15000)}  # about 2.6 MB
+    path = write(tmp_path / "big.jsonl", jsonl(docs))
+    fp = fingerprint(path)
+    assert build_index(str(path), fp, index_folder(tmp_path / "cache", fp), Problems(), chunk_bytes=256 * 1024)
+    lines = messages.getvalue().splitlines()
+    indexing = [ln for ln in lines if ln.startswith(f"indexing corpus {path}: ")]
+    assert len(indexing) >= 2 and "/2 MB (" in indexing[0] and " left" in indexing[0]
+    assert " MB in " in indexing[-1]  # the last line: how long the whole build took
+    assert len(lookup_corpus([path], {"d1", "d2", "d14999"}, tmp_path / "cache")) == 3
+    assert any(ln.startswith(f"reading passages of {path}: 3/3 passages in ") for ln in messages.getvalue().splitlines())

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from autograde.grading.base import Grader, GradeRequest
     from autograde.pipeline.ingest import Inputs
 
-__all__ = ["GraderPlan", "Measurement", "ShardPlan", "format_plan", "plan_json", "plan_run"]
+__all__ = ["GraderPlan", "ShardPlan", "TimedSample", "format_plan", "plan_json", "plan_run"]
 
 
 @dataclass
@@ -50,7 +50,7 @@ class ShardPlan:
 
 
 @dataclass
-class Measurement:
+class TimedSample:
     """A short timed run on this node: ``prompts`` graded in ``seconds`` (after a warm-up that took
     ``load_seconds``, the model's load), reading ``input_tokens`` and writing ``output_tokens``."""
 
@@ -85,7 +85,7 @@ class GraderPlan:
     """``tokenizer`` (the grader's own), ``approximation`` (4 characters per token) or '' (not counted)."""
     output_at_most: bool = False
     shards: list[ShardPlan] = field(default_factory=list)
-    measurement: Measurement | None = None
+    measurement: TimedSample | None = None
     seconds: float | None = None
     """Extrapolated: every shard one after another on this node, each with the model's load."""
     cost: float | None = None
@@ -123,7 +123,7 @@ def _sample(requests: list[GradeRequest], misses: list[int], n: int) -> list[int
     return out
 
 
-def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int) -> Measurement:
+def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int) -> TimedSample:
     """Grade ``requests`` once, timed, after a warm-up call on a made-up pair (it loads a lazily loaded model);
     nothing is written to the cache."""
     from autograde.grading.base import GradeRequest as Request
@@ -138,7 +138,7 @@ def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int
         grader.grade_batch(requests[k: k + batch_size])
     seconds = time.perf_counter() - t1
     after = grader.usage()
-    return Measurement(len(requests), round(seconds, 3), round(load, 3), after["input_tokens"] - before["input_tokens"],
+    return TimedSample(len(requests), round(seconds, 3), round(load, 3), after["input_tokens"] - before["input_tokens"],
                        after["output_tokens"] - before["output_tokens"])
 
 
