@@ -19,7 +19,7 @@ from autograde.cli import main
 from autograde.config.experiment import load_config
 from autograde.grading.registry import make_grader
 from autograde.grading.shard import build_requests, grade_requests
-from autograde.pipeline.stages import items_for_grader
+from autograde.pipeline.stages import items_for_grader, run_grade
 from autograde.workflow.plan import format_plan, plan_run
 
 
@@ -29,7 +29,9 @@ def test_the_plan_counts_what_the_example_run_computed_and_estimates_its_time_wi
         capsys: pytest.CaptureFixture[str]) -> None:
     """Planned on the example as it was before its run (an empty grade cache), the plan names the prompts the
     grading jobs computed and the tokens their encoder read, shard by shard, and a 64-prompt measurement on this
-    node extrapolates to within a factor 2 of the jobs' model time. Planned on the finished run, nothing is left."""
+    node extrapolates to within a factor 2 of the time the jobs take one after another on this node (run right
+    after it: the example run's own jobs ran two at a time, on a machine whose load differs from now). Planned on
+    the finished run, nothing is left."""
     wd = copy_run(example_run, tmp_path / "run")
     monkeypatch.chdir(wd)
     stats = json.loads((wd / "results/grades/minilm-questions.stats.json").read_text())
@@ -38,6 +40,7 @@ def test_the_plan_counts_what_the_example_run_computed_and_estimates_its_time_wi
     raw = yaml.safe_load((wd / "config.yaml").read_text())
     raw["grading"]["cache_dir"] = "cache-before-the-run"
     (wd / "before.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.setenv("AUTOGRADE_THREADS", "1")  # the measurement and the jobs below: one thread each
     (plan,), source = plan_run(load_config(wd / "before.yaml"), wd / "before.yaml", measure=64)
     assert plan.pairs == stats["pairs"] and plan.cached == 0
     assert plan.to_compute == stats["computed"]
@@ -45,7 +48,14 @@ def test_the_plan_counts_what_the_example_run_computed_and_estimates_its_time_wi
     by_shard = {s["shard"]: s for s in stats["shards"]}
     assert {s.shard: (s.to_compute, s.input_tokens) for s in plan.shards} == {
         k: (v["computed"], v["input_tokens"]) for k, v in by_shard.items()}
-    measured = sum(v["model_seconds"] for v in by_shard.values())
+    raw["grading"]["cache_dir"] = "cache-timing"
+    (wd / "timing.yaml").write_text(yaml.safe_dump(raw))
+    timing = load_config(wd / "timing.yaml")
+    jobs = [run_grade(timing, "minilm-questions", f"results/pool/shards/{s}.parquet", "results/ingest/queries.parquet",
+                      tmp_path / f"{s}.parquet", tmp_path / f"{s}.stats.json", tmp_path / f"{s}.failures.jsonl",
+                      threads=1, shard=s) for s in sorted(by_shard)]  # the workflow's grading jobs, in turn
+    assert [j["computed"] for j in jobs] == [by_shard[s]["computed"] for s in sorted(by_shard)]
+    measured = sum(j["model_seconds"] for j in jobs)
     assert plan.seconds is not None and measured / 2 <= plan.seconds <= measured * 2, (plan.seconds, measured)
     text = format_plan([plan], source)
     assert f"| grading | minilm-questions | embedded | {stats['pairs']:,} | 0 | {stats['computed']:,} | " in text

@@ -18,15 +18,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograde.cli.common import add_config_option, experiment_file, load_experiment
+from autograde.cli.common import add_config_option, add_threads_option, experiment_file, load_experiment
 
 __all__ = ["register"]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Print the plan of the configured run."""
+    from autograde.core.runtime import set_threads
     from autograde.workflow.plan import format_plan, plan_json, plan_run
 
+    set_threads(args.threads)  # --measure times the models with the thread count their jobs get
     plans, source = plan_run(load_experiment(args), experiment_file(args), measure=args.measure,
                              graders=args.grader, load_models=args.load_models)
     sys.stdout.write(plan_json(plans, source) if args.json else format_plan(plans, source))
@@ -47,5 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--grader", action="append", help="plan only this grader (repeatable; default: all)")
     p.add_argument("--load-models", action="store_true", help="also load local models (hf) to count their tokens "
                    "and look up their cache without timing them")
+    add_threads_option(p, what="CPU threads of the models --measure times: give the grading jobs' count (the "
+                       "workflow's grade rule: 2) for a like-for-like time")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
