@@ -9,26 +9,27 @@ new address and the index is rebuilt there (the index of the old content is then
 **Random access into ``.gz`` without a second copy.** A plain file is read in place at the offset of a line. A
 ``.gz`` file keeps its gzip form: the build's one pass (rapidgzip, parallel) records a checkpoint every ~1 MiB of
 compressed data, with the 32 KiB of history decompression needs there, compressed (a gzip member start needs none);
-a lookup resumes decompression at the checkpoint before each wanted line. On disk that is ~1% of the ``.gz``, plus
-16 bytes per passage of entries (5 M passages: 0.16x the ``.gz``, against 1.7x for the LZ4 copy of the corpus
-this replaced). We chose rapidgzip over indexed_gzip (measured on 1 M passages, 112 MB of ``.gz``): its ISA-L
-decoder is ~3x faster than zlib's on one core and it decodes in parallel, which is what a large pool needs (20,000
-ids of 5 M passages fall in nearly every checkpoint span, so a lookup decodes most of the file: ~1.5 s instead
-of ~9 s); it stores windows compressed (the same 1 MiB spacing: 1.2% of the ``.gz`` against 7.4%) and holds them
-compressed in memory.
+a lookup resumes decompression at the checkpoint before each wanted line. On disk: 16 bytes per passage of entries
+plus the checkpoints, instead of the LZ4 copy of the whole corpus earlier releases wrote (sizes and times:
+``benchmarks/corpus_lookup.py``, quoted in README). We chose rapidgzip over indexed_gzip
+(``benchmarks/gzip_random_access.py``): its ISA-L decoder is faster than zlib on one core and it decodes in
+parallel, which is what a dense pool needs (20,000 ids of 5 M passages fall in nearly every checkpoint span, so
+their lookup decompresses nearly the whole file, whatever the spacing an index of this size allows); and it stores
+windows compressed, so the same spacing takes a fraction of indexed_gzip's disk (and memory: rapidgzip holds the
+imported checkpoints compressed).
 
 **Stale detection, cheap for huge corpora and correct.** Opening an index checks, in this order:
 
 1. the manifest verifies itself (its last field is the sha256 of the rest): a half-written or edited manifest is
    not an index;
 2. every file it lists is there with its size; the small ones (fences, block checksums, line counts, gzip
-   checkpoints: ~1% of the ``.gz``) with their sha256. entries.bin, the large one, is checked block by block
+   checkpoints) with their sha256. entries.bin, the large one, is checked block by block
    (crc32 of each 4 KiB block) whenever a lookup reads a block: a truncated, missing or damaged file is found;
 3. the corpus file's time stamps (modification and change time, inode) equal those recorded at the build. The
    change time moves on every write and no tool sets it back, so this catches a same-size, same-modification-time
    rewrite that the samples miss. Any difference, or a stamp taken within 3 s of a write (a coarse file system
    clock could hide a second write: git's "racily clean" case), is a doubt, settled by the sha256 of the whole
-   file (~0.8 GB/s) against the one recorded at the build: equal, the new stamp is recorded; different, rebuild;
+   file against the one recorded at the build: equal, the new stamp is recorded; different, rebuild;
 4. and at lookup time, every line read back must be a whole line (a newline before and after it) of the recorded
    length whose record has the id the entry was made for; anything else
    (:class:`~autograde.corpus.store.StaleIndexError`) rebuilds the index and looks up again, once.

@@ -9,7 +9,7 @@
 Every block of entries read is checked against its crc32, and every line read back against its entry (a whole line
 of the recorded length, with the id the entry was made for): a mismatch rebuilds the index and looks up again
 (:mod:`autograde.corpus.index` has the whole design). Memory: the wanted ids, the fences (one key in 256), the
-gzip checkpoints of a ``.gz`` file (~1% of it, compressed) and the texts found; the entries and the corpus stay on
+gzip checkpoints of a ``.gz`` file (compressed) and the decoder's buffers and the texts found; the entries and the corpus stay on
 disk (read with ``pread`` or from the nearest checkpoint, not mapped).
 """
 

@@ -22,7 +22,8 @@ from autograde.core.text import iter_chunks
 from autograde.corpus.store import CHECKPOINTS, StaleIndexError
 
 CHECKPOINT_BYTES = 1 << 20
-"""Compressed bytes between two gzip checkpoints (rapidgzip's chunk size): the index holds ~1% of the ``.gz``."""
+"""Compressed bytes between two gzip checkpoints (rapidgzip's chunk size): what a lookup decompresses at most for one
+wanted line, and what sets the size of the checkpoint index."""
 EDGE_BYTES = 64 << 10
 SAMPLES, SAMPLE_BYTES = 32, 4096
 RACY_NS = 3_000_000_000
