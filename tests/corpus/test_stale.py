@@ -36,7 +36,7 @@ def _gz_with_a_stored_middle(text: str) -> bytes:
     """A three-member gzip file whose middle member is stored uncompressed: a same-length edit there keeps the size."""
     data = text.encode("utf-8")
     a, b = len(data) * 3 // 10, len(data) * 7 // 10
-    return gzip.compress(data[:a], 1) + gzip.compress(data[a:b], 0) + gzip.compress(data[b:], 1)
+    return b"".join(gzip.compress(part, level, mtime=0) for part, level in ((data[:a], 1), (data[a:b], 0), (data[b:], 1)))
 
 
 def _plain(text: str) -> bytes:
@@ -48,7 +48,7 @@ def _change_in_place(path: Path, make: Callable[[str], bytes], edit: Callable[[s
     so that its size, modification time and sampled bytes stay the same (only the change time moves); return the
     passage's id."""
     before, st = fingerprint(path), path.stat()
-    for doc_id in list(DOCS)[2500:3500]:
+    for doc_id in list(DOCS)[2500:2700]:
         text = edit(doc_id)
         data = make(text) if text is not None else b""
         if len(data) != st.st_size:

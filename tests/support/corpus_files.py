@@ -36,7 +36,7 @@ def write(path: Path, text: str, members: int = 1) -> Path:
     data = text.encode("utf-8")
     if path.suffix == ".gz":
         cuts = [len(data) * i // members for i in range(members + 1)]
-        path.write_bytes(b"".join(gzip.compress(data[a:b], compresslevel=1) for a, b in zip(cuts[:-1], cuts[1:], strict=True)))
+        path.write_bytes(b"".join(gzip.compress(data[a:b], compresslevel=1, mtime=0) for a, b in zip(cuts[:-1], cuts[1:], strict=True)))
     else:
         path.write_bytes(data)
     return path

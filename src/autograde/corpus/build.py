@@ -68,8 +68,9 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
     buckets = [open(folder / f"bucket-{b:02d}", "wb") for b in range(1 << BUCKET_BITS)]
     counts = _LineCounts(folder / LINES)
     n_lines, data_start, end = 0, 0, 0
+    chunks = stream_chunks(path, probs, chunk_bytes, folder, checkpoint_bytes)
     try:
-        for first_line, offset, chunk in stream_chunks(path, probs, chunk_bytes, folder, checkpoint_bytes):
+        for first_line, offset, chunk in chunks:
             if first_line == 1:
                 data_start = offset  # 3 after a byte order mark
             end = offset + len(chunk)
@@ -92,6 +93,7 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
                 if bounds[b + 1] > bounds[b]:
                     buckets[b].write(entries[order[bounds[b]:bounds[b + 1]]].tobytes())
     finally:
+        chunks.close()  # closes the gzip decoder at once, also when the loop stopped early
         for fh in buckets:
             fh.close()
         counts.close()
@@ -106,7 +108,7 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
         return None
     total = _sort_buckets(folder)
     body = {"format": INDEX_FORMAT, "source": {**fp, "sha256": sha256}, "tsv": tsv,
-            "compressed": path.endswith(".gz"), "data_start": data_start, "stream_bytes": end, "entries": total,
+            "compressed": path.endswith(".gz"), "checkpoint_bytes": checkpoint_bytes, "data_start": data_start, "stream_bytes": end, "entries": total,
             "lines": n_lines, "files": describe_files(folder), "build_id": uuid.uuid4().hex,
             "build_seconds": round(time.perf_counter() - start_time, 3), "built": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     return write_manifest(folder, body)

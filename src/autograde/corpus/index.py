@@ -34,10 +34,14 @@ imported checkpoints compressed).
    length whose record has the id the entry was made for; anything else
    (:class:`~autograde.corpus.store.StaleIndexError`) rebuilds the index and looks up again, once.
 
-Any doubt rebuilds; the log says why. Building happens under a lock file per address (``.locks/<address>``, ``flock``: two jobs wanting
-the same index build it once; the other waits and uses it) into ``.tmp-<address>-<pid>``, renamed into place
-when complete; a failed build removes its folder. A killed build (SIGKILL, a node lost) cannot clean up: the next
-open of any index in the same cache removes every temporary folder whose lock no process holds.
+Any doubt rebuilds; the log says why. An open costs a stat, 34 small reads of the corpus file and the checksums of
+the small index files; only a doubt reads the whole corpus file (and a rebuild parses it).
+
+Building happens under a lock file per address (``.locks/<address>``, ``flock``: two jobs wanting the same index
+build it once; the other waits and uses it) into ``.tmp-<address>-<pid>``, renamed into place when complete; a
+failed build removes its folder. A killed build (SIGKILL, a lost node) cannot clean up: the next open of any index
+in the same cache removes every temporary folder whose lock no process holds (the kernel drops a dead process's
+locks).
 """
 
 from __future__ import annotations
@@ -91,7 +95,9 @@ def verified(source: str, fp: dict[str, Any], folder: Path) -> tuple[CorpusIndex
                     "checking its content (%.0f MB)", source, fp["size"] / 1e6)
         if file_sha256(fp["path"]) != recorded["sha256"]:
             return None, "its content changed (same size, another checksum)"
-        manifest = write_manifest(folder, {**manifest, "source": {**recorded, "stamp": fp["stamp"]}})
+        manifest = {**manifest, "source": {**recorded, "stamp": fp["stamp"]}}
+        with contextlib.suppress(OSError):  # a read-only cache: checked again next time
+            manifest = write_manifest(folder, manifest)
     return CorpusIndex(source, folder, manifest), ""
 
 
@@ -125,13 +131,17 @@ def open_index(path: str | Path, cache_dir: str | Path, problems: Problems,
         index, why = verified(p, fp, folder)
         if index is not None:
             return index
-    with _locked(root, folder.name):
-        index, why = verified(p, fp, folder)
-        if index is not None and (stale is None or index.build_id != stale[0].build_id):
-            return index  # built by another job while this one waited
-        if stale is not None:
-            why = stale[1]
-        return _rebuild(p, fp, folder, why, problems, chunk_bytes, checkpoint_bytes)
+    try:
+        with _locked(root, folder.name):
+            index, why = verified(p, fp, folder)
+            if index is not None and (stale is None or index.build_id != stale[0].build_id):
+                return index  # built by another job while this one waited
+            if stale is not None:
+                why = stale[1]
+            return _rebuild(p, fp, folder, why, problems, chunk_bytes, checkpoint_bytes)
+    except OSError as exc:
+        problems.add(root, None, f"cannot write the corpus index ({exc.strerror or exc})", CACHE_FIX)
+        return None
 
 
 def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Problems, chunk_bytes: int,

@@ -42,50 +42,62 @@ from autograde.corpus.store import (
 )
 from autograde.io.corpus import DocCollector, doc_from_json, doc_from_tsv
 
+BATCH = 256
+"""Keys looked up at once: their entry blocks (4 KiB each, two where a key is a fence) are read together."""
 
-def find_entries(index: CorpusIndex, keys: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """``(position in keys, matching entries)`` for every key found in the index (all entries with that key)."""
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(start, start + count)`` for each pair (numpy, no loop)."""
+    total = int(counts.sum())
+    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total, dtype=np.int64)
+
+
+def find_entries(index: CorpusIndex, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions in keys, entries)`` of every entry whose key is in ``keys`` (all entries with that key).
+
+    Keys are taken in sorted batches; a batch reads the entry blocks its keys fall in (each checked against its
+    crc32) and searches them at once, so memory is a batch of blocks, never the entries file.
+    """
     n = index.entries
+    positions: list[np.ndarray] = []
+    found: list[np.ndarray] = []
     if not n or not len(keys):
-        return []
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=ENTRY)
     fences = np.fromfile(index.folder / FENCES, dtype="<u8")
-    lo = np.maximum(np.searchsorted(fences, keys, "left") - 1, 0)
-    hi = np.searchsorted(fences, keys, "right")
-    order = np.lexsort((hi, lo))
-    groups: list[tuple[int, int, np.ndarray]] = []  # (first block, end block, positions in keys)
-    i = 0
-    while i < len(order):
-        a, b = int(lo[order[i]]), int(hi[order[i]])
-        j = i
-        while j < len(order) and lo[order[j]] == a and hi[order[j]] == b:
-            j += 1
-        groups.append((a, b, order[i:j]))
-        i = j
-    out: list[tuple[int, np.ndarray]] = []
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    lo = np.maximum(np.searchsorted(fences, sorted_keys, "left") - 1, 0)
+    hi = np.searchsorted(fences, sorted_keys, "right")
+    block_bytes = FENCE * ENTRY.itemsize
     fd = os.open(index.folder / ENTRIES, os.O_RDONLY)
     crc_fd = os.open(index.folder / ENTRY_CRCS, os.O_RDONLY)
-    block_bytes = FENCE * ENTRY.itemsize
     try:
-        if hasattr(os, "posix_fadvise"):  # start every read at once (a cold page cache serves them in parallel)
-            for a, b, _group in groups:
-                os.posix_fadvise(fd, a * block_bytes, (b - a) * block_bytes, os.POSIX_FADV_WILLNEED)
-        for a, b, group in groups:
-            want = (min(b * FENCE, n) - a * FENCE) * ENTRY.itemsize
-            raw = os.pread(fd, want, a * block_bytes)
-            crcs = np.frombuffer(os.pread(crc_fd, (b - a) * 4, a * 4), dtype="<u4")
-            if len(raw) != want or len(crcs) != b - a or any(
-                    zlib.crc32(raw[k * block_bytes:(k + 1) * block_bytes]) != int(crcs[k]) for k in range(b - a)):
-                raise StaleIndexError(f"{ENTRIES} is damaged (blocks {a} to {b - 1})")
-            block = np.frombuffer(raw, dtype=ENTRY)
-            left = np.searchsorted(block["key"], keys[group], "left")
-            right = np.searchsorted(block["key"], keys[group], "right")
-            for pos, lft, rgt in zip(group.tolist(), left.tolist(), right.tolist(), strict=True):
-                if rgt > lft:
-                    out.append((pos, block[lft:rgt].copy()))  # a copy: a view would keep the whole block alive
+        for s in range(0, len(sorted_keys), BATCH):
+            batch = slice(s, s + BATCH)
+            blocks = np.unique(_ranges(lo[batch], hi[batch] - lo[batch]))
+            cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
+            runs = [(int(r[0]), int(r[-1]) + 1) for r in np.split(blocks, cuts) if len(r)]
+            if hasattr(os, "posix_fadvise"):  # start every read at once (a cold page cache serves them in parallel)
+                for a, b in runs:
+                    os.posix_fadvise(fd, a * block_bytes, (b - a) * block_bytes, os.POSIX_FADV_WILLNEED)
+            parts = []
+            for a, b in runs:
+                want = (min(b * FENCE, n) - a * FENCE) * ENTRY.itemsize
+                raw = os.pread(fd, want, a * block_bytes)
+                crcs = np.frombuffer(os.pread(crc_fd, (b - a) * 4, a * 4), dtype="<u4").tolist()
+                if len(raw) != want or len(crcs) != b - a or any(
+                        zlib.crc32(raw[k * block_bytes:(k + 1) * block_bytes]) != c for k, c in enumerate(crcs)):
+                    raise StaleIndexError(f"{ENTRIES} is damaged (blocks {a} to {b - 1})")
+                parts.append(raw)
+            table = np.frombuffer(b"".join(parts), dtype=ENTRY)
+            left = np.searchsorted(table["key"], sorted_keys[batch], "left")
+            counts = np.searchsorted(table["key"], sorted_keys[batch], "right") - left
+            positions.append(np.repeat(order[batch], counts))
+            found.append(table[_ranges(left, counts)])  # a copy: the blocks are not kept
     finally:
         os.close(fd)
         os.close(crc_fd)
-    return out
+    return np.concatenate(positions), np.concatenate(found)
 
 
 def _fetch(reader: LineReader, index: CorpusIndex, offset: int, length: int) -> tuple[bytes, int]:
@@ -129,13 +141,23 @@ def _record(index: CorpusIndex, raw: bytes) -> tuple[str, str]:
 
 def lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray) -> list[tuple[int, str, str]]:
     """``(line, doc_id, text)`` of every record of ``wanted`` in one indexed file, in file order; raises
-    :class:`StaleIndexError` when the index does not match the file."""
-    hits = sorted((int(e["pos"]) >> LENGTH_BITS, int(e["pos"]) & LONG_LINE, pos, int(e["key"]))
-                  for pos, entries in find_entries(index, keys) for e in entries)
+    :class:`StaleIndexError` when the index does not match the file (or its files went away meanwhile)."""
+    try:
+        return _lookup_index(index, wanted, keys)
+    except OSError as exc:
+        raise StaleIndexError(f"its files cannot be read ({exc.strerror or exc})") from None
+
+
+def _lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray) -> list[tuple[int, str, str]]:
+    positions, entries = find_entries(index, keys)
+    offsets, lengths = entries["pos"] >> np.uint64(LENGTH_BITS), entries["pos"] & np.uint64(LONG_LINE)
+    order = np.lexsort((positions, offsets))
+    hits = list(zip(offsets[order].tolist(), lengths[order].tolist(), positions[order].tolist(),
+                    entries["key"][order].tolist(), strict=True))
     found: list[tuple[int, str, str]] = []
     if not hits:
         return found
-    reader = LineReader(index.source, index.folder, index.compressed)
+    reader = LineReader(index.source, index.folder, index.compressed, int(index.manifest["checkpoint_bytes"]))
     lines_fd = os.open(index.folder / LINES, os.O_RDONLY)
     try:
         reader.prefetch([(max(off - off % PAGE - 1, 0), off % PAGE + length + 2) for off, length, _p, _k in hits])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,7 @@ class _GzipStream:
 
 
 def stream_chunks(path: str, problems: Problems, chunk_bytes: int, out: Path, checkpoint_bytes: int = CHECKPOINT_BYTES
-                  ) -> Any:
+                  ) -> Generator[tuple[int, int, bytes], None, None]:
     """Yield ``(first_line, offset, chunk)`` of the file (:func:`autograde.core.text.iter_chunks`); for a ``.gz``
     file, decoded by rapidgzip, whose checkpoint index is written to ``out / CHECKPOINTS`` once the whole file was
     read without a problem."""
@@ -140,7 +141,7 @@ class LineReader:
     """Reads bytes at offsets of the (decompressed) stream: ``pread`` on a plain file, rapidgzip seeks from the
     nearest checkpoint on a ``.gz`` file. A read that fails is a :class:`StaleIndexError`."""
 
-    def __init__(self, source: str, folder: Path, compressed: bool) -> None:
+    def __init__(self, source: str, folder: Path, compressed: bool, checkpoint_bytes: int = CHECKPOINT_BYTES) -> None:
         self.compressed = compressed
         self.fd = -1
         self.gz: Any = None
@@ -150,7 +151,8 @@ class LineReader:
         import rapidgzip
 
         try:
-            self.gz = rapidgzip.RapidgzipFile(source, parallelization=gzip_threads())
+            # the build's chunk size: with rapidgzip's default (4 MiB) a sparse lookup decodes ~3x more per read
+            self.gz = rapidgzip.RapidgzipFile(source, parallelization=gzip_threads(), chunk_size=checkpoint_bytes)
             with open(folder / CHECKPOINTS, "rb") as fh:
                 self.gz.import_index(fh)
         except (RuntimeError, ValueError, OSError) as exc:
