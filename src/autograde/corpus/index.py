@@ -1,5 +1,6 @@
-"""The corpus index: doc id -> where its line is, built once per corpus file, next to the grade cache; never
-used stale or damaged.
+"""The corpus index: doc id -> where its line is, one per corpus file, never used stale or damaged.
+
+Built once per corpus file, next to the grade cache, and rebuilt on any doubt (the design below).
 
 One index per corpus file, at ``<cache_dir>/corpus-index/<address>/`` (files: :mod:`autograde.corpus.store`).
 The address is a content hash of the file's real path, its size and the sha256 of 34 samples of it (its first and
@@ -7,7 +8,7 @@ last 64 KiB and 32 pieces of 4 KiB between: :func:`autograde.corpus.source.finge
 new address and the index is rebuilt there (the index of the old content is then removed).
 
 **Random access into ``.gz`` without a second copy.** A plain file is read in place at the offset of a line. A
-``.gz`` file keeps its gzip form: the build's one pass (rapidgzip, parallel) records a checkpoint every ~1 MiB of
+``.gz`` file keeps its gzip form: the build's one pass (rapidgzip) records a checkpoint every ~1 MiB of
 compressed data, with the 32 KiB of history decompression needs there, compressed (a gzip member start needs none);
 a lookup resumes decompression at the checkpoint before each wanted line. On disk: 16 bytes per passage of entries
 plus the checkpoints, instead of the LZ4 copy of the whole corpus earlier releases wrote (sizes and times:

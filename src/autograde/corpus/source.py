@@ -1,7 +1,7 @@
 """A corpus file as the index sees it: what identifies its content, its bytes in chunks, and lines read at offsets.
 
 Plain files are read in place (``pread``). A ``.gz`` file is read through rapidgzip: the build's one pass decodes
-it in parallel and records a checkpoint every ~1 MiB of compressed data (:data:`CHECKPOINT_BYTES`; at a member
+it (on one thread: parsing is the slower part) and records a checkpoint every ~1 MiB of compressed data (:data:`CHECKPOINT_BYTES`; at a member
 start no window is needed, elsewhere the 32 KiB window before it, compressed); a lookup seeks to the checkpoint
 before a line and decodes from there, so it never decompresses more than one checkpoint span per wanted line, and
 no second copy of the corpus is written. Why rapidgzip and not indexed_gzip: the module docstring of
@@ -79,7 +79,9 @@ class _GzipStream:
         import rapidgzip
 
         self.size = os.path.getsize(path)
-        self.file = rapidgzip.RapidgzipFile(path, parallelization=gzip_threads(), chunk_size=checkpoint_bytes)
+        # one decoding thread: the pass is bound by parsing, and rapidgzip's parallel decoding without an index
+        # (deflate blocks found speculatively) costs more CPU, which the parsing then lacks on a busy machine
+        self.file = rapidgzip.RapidgzipFile(path, parallelization=1, chunk_size=checkpoint_bytes)
 
     def read(self, n: int = -1) -> bytes:
         try:
