@@ -208,6 +208,42 @@ def test_a_killed_build_leaves_no_temporary_folder(tmp_path: Path, messages: io.
     assert not list(root.glob(".tmp-*")) and "left by a build that was stopped" in messages.getvalue()
 
 
+CONCURRENT_BUILD = """
+import sys, time
+from autograde.core.errors import Problems
+from autograde.corpus import build, index
+
+real = build.chunk_entries
+calls = []
+
+def slow(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2 and sys.argv[3] == "slow":
+        print("building", flush=True)
+        time.sleep(2)
+    return real(*args, **kwargs)
+
+build.chunk_entries = slow
+print(index.open_index(sys.argv[1], sys.argv[2], Problems(), chunk_bytes=65536).build_id, flush=True)
+"""
+
+
+def test_two_jobs_wanting_one_index_build_it_once(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.jsonl.gz", TEXT)
+    cache = tmp_path / "cache"
+
+    def start(mode: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", CONCURRENT_BUILD, str(path), str(cache), mode],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    first = start("slow")
+    assert first.stdout is not None and first.stdout.readline().strip() == "building"
+    second = start("fast")  # finds the lock held: waits, then uses the first one's index
+    ids = [first.communicate(timeout=120)[0].strip(), second.communicate(timeout=120)[0].strip()]
+    assert ids[0] == ids[1] and len(ids[0]) == 32, ids
+    assert not list((cache / "corpus-index").glob(".tmp-*"))
+
+
 def test_a_build_in_progress_is_not_swept(tmp_path: Path) -> None:
     root = tmp_path / "corpus-index"
     building = root / ".tmp-0123456789abcdef0123456789abcdef-4242"
