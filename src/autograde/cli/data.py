@@ -32,9 +32,9 @@ TAGS = {"present": "[ ok ]", "downloaded": "[ ok ]", "derived": "[ ok ]", "faile
 
 
 def _manifest(args: argparse.Namespace) -> Manifest:
-    from autograde.refdata.manifest import MANIFEST, load_manifest
+    from autograde.refdata.manifest import MANIFEST_FILE, load_manifest
 
-    return load_manifest(args.manifest or MANIFEST)
+    return load_manifest(args.manifest or MANIFEST_FILE)
 
 
 def _report(outcomes: list[Outcome], folder: str) -> int:

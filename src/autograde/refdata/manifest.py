@@ -22,9 +22,9 @@ from autograde.config.reference import replace_between_markers
 from autograde.core.errors import ConfigError, UnknownNameError
 from autograde.core.yamlfile import read_yaml
 
-__all__ = ["DATA_END", "DATA_START", "MANIFEST", "Extract", "LinesOf", "Manifest", "RefFile", "load_manifest", "manifest_markdown"]
+__all__ = ["DATA_END", "DATA_START", "MANIFEST_FILE", "Extract", "LinesOf", "Manifest", "RefFile", "load_manifest", "manifest_markdown"]
 
-MANIFEST = Path(__file__).with_name("manifest.yaml")
+MANIFEST_FILE = Path(__file__).with_name("manifest.yaml")
 """The manifest shipped with the package."""
 DATA_START = "<!-- data-files:start -->"
 DATA_END = "<!-- data-files:end -->"
@@ -125,7 +125,7 @@ class Manifest(_Strict):
                                f"{', '.join(f.path for f in self.files[:5])}, ...)")
 
 
-def load_manifest(path: str | Path = MANIFEST) -> Manifest:
+def load_manifest(path: str | Path = MANIFEST_FILE) -> Manifest:
     """Read and validate a manifest; problems are :class:`ConfigError` naming the file and the entry."""
     data = read_yaml(path, "reference data manifest")
     try:
