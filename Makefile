@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env
+.PHONY: install example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env data
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -104,13 +104,21 @@ lint: install
 	$(VENV)/bin/snakefmt --check Snakefile rules/
 	$(VENV)/bin/snakemake --lint --config experiment=config/experiments/example.yaml > /dev/null
 
-# A DL20-size synthetic experiment (59 runs x 54 queries x 1,000 docs) for config/experiments/dl20-synthetic.yaml.
-# It needs the reference data beside the checkout (../shared: the DL20 queries, banks, qrels and the run generator).
-SYNTH_TOOL := ../shared/tools/synth_dl20_runs.py
+# The reference data (docs/data.md): every file the DL20 experiment, the calibration examples, `make reproduce` and
+# the tests read, downloaded from its public source into DATA_DIR (default ../shared/data beside the checkout: the
+# paths the configs name), each checked against the sha256 in src/autograde/refdata/manifest.yaml. Files already
+# there are not downloaded again. DATA_FLAGS: more options of `autograde data fetch` (--mirror URL, --only dl20/).
+DATA_DIR ?= ../shared/data
+DATA_FLAGS ?=
+data: install
+	$(PY) -m autograde.cli data fetch --into $(DATA_DIR) $(DATA_FLAGS)
+
+# A DL20-size synthetic experiment (59 runs x 54 queries x 1,000 docs) for config/experiments/dl20-synthetic.yaml,
+# from the DL20 reference data (make data) and the run generator tools/synth_dl20_runs.py.
 dl20-synth: work/dl20-synth/.done
 work/dl20-synth/.done:
-	@test -f $(SYNTH_TOOL) || { echo "make dl20-synth: $(SYNTH_TOOL) is missing. config/experiments/dl20-synthetic.yaml needs the reference data in ../shared beside this checkout (shared/data/dl20 and shared/tools); see README 'Experiments'." >&2; exit 2; }
-	$(PYTHON) $(SYNTH_TOOL) work/dl20-synth --depth-text 10
+	@test -f $(DATA_DIR)/dl20/qrels.dl20-passage.txt || { echo "make dl20-synth: $(DATA_DIR)/dl20 is missing: run make data first (it downloads the DL20 files; docs/data.md)" >&2; exit 2; }
+	$(PYTHON) tools/synth_dl20_runs.py work/dl20-synth --depth-text 10 --data $(DATA_DIR)/dl20
 	touch $@
 
 # Rewrite constraints.txt from the environment the tests pass in.

@@ -116,7 +116,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     missing = sum(1 for rep in skipped if MISSING_REFERENCE in str(rep.longrepr))
     if missing:
         terminalreporter.write_sep("-", f"{missing} test(s) skipped: reference data missing "
-                                   f"({SHARED_DATA.parent} is not beside the checkout; CI has it)")
+                                   f"({SHARED_DATA.parent} is not beside the checkout; make data downloads it)")
 
 
 def _file_seconds() -> dict[str, float]:

@@ -110,3 +110,19 @@ def test_index_is_content_addressed_and_reused(tmp_path: Path) -> None:
     entries = (a.folder / "entries.bin").stat().st_size
     assert entries == 16 * len(DOCS)  # 16 bytes per passage; no copy of the corpus
     assert sum(f.stat().st_size for f in a.folder.iterdir()) < entries + path.stat().st_size * 0.05
+
+
+def test_a_long_build_and_lookup_report_their_progress_in_the_log(tmp_path: Path, messages: io.StringIO,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress lines (here at every update: a tiny interval) say how many MB of the corpus are indexed of how
+    many, and how many passages are read; a last line each."""
+    monkeypatch.setenv("AUTOGRADE_PROGRESS_INTERVAL", "0.000001")
+    docs = {f"d{i}": "honey moon tide " * 10 for i in range(15000)}  # about 2.6 MB
+    path = write(tmp_path / "big.jsonl", jsonl(docs))
+    assert open_index(path, tmp_path / "cache", Problems(), chunk_bytes=256 * 1024) is not None
+    assert len(lookup_corpus([path], {"d1", "d2", "d14999"}, tmp_path / "cache")) == 3
+    lines = messages.getvalue().splitlines()
+    indexing = [ln for ln in lines if ln.startswith(f"indexing corpus {path}: ")]
+    assert len(indexing) >= 2 and "/2 MB (" in indexing[0] and " left" in indexing[0]
+    assert " MB in " in indexing[-1]  # the last line: how long the whole build took
+    assert any(ln.startswith(f"reading passages of {path}: 3/3 passages in ") for ln in lines)

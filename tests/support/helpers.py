@@ -28,7 +28,8 @@ MISSING_REFERENCE = "reference data missing"
 
 
 def _skip_missing(path: Path) -> None:
-    pytest.skip(f"{MISSING_REFERENCE}: {path} is not present (CI has ../shared beside the checkout)")
+    pytest.skip(f"{MISSING_REFERENCE}: {path} is not present (make data downloads it; CI has ../shared beside the "
+                "checkout)")
 
 
 def shared_data(*parts: str) -> Path:

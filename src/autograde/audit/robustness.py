@@ -171,26 +171,40 @@ def _rank(scores: Mapping[str, float], system: str) -> float:
     return float(ranks_desc([scores[n] for n in names])[names.index(system)])
 
 
-def audit_grader(grader: Grader, grader_cfg: Any, inputs: AuditInputs, rc: RobustnessConfig, threshold: int,
-                 cache_dir: str | Path, *, batch_size: int = 64, measure: str = "ndcg_cut_10", level: int = 1,
-                 depth: int = 20, missing_queries: str = "zero") -> AuditResult:
-    """The robustness audit of one grader (see the module docstring); ``grader_cfg`` is its config entry."""
-    from autograde.grading.shard import grade_requests
-    from autograde.pipeline.leaderboard import evaluate_systems
+@dataclass
+class AuditRequests:
+    """What the robustness audit of one grader grades: the sampled pairs and their perturbed copies, the target
+    system and its perturbed top passages, and the requests (``perturbed``: those of the copies only; the rest are
+    the sampled pairs as the grading jobs grade them)."""
 
+    sampled: list[Pair]
+    copies: dict[Pair, list[Perturbed]]
+    target: tuple[str, dict[str, Any]] | None
+    system_copies: dict[str, dict[Pair, Perturbed]]
+    requests: list[GradeRequest]
+    perturbed: list[GradeRequest]
+
+
+def audit_requests(grader_name: str, inputs: AuditInputs, rc: RobustnessConfig, *, measure: str = "ndcg_cut_10",
+                   level: int = 1, depth: int = 20, missing_queries: str = "zero") -> AuditRequests:
+    """The sample, the copies and the requests of one grader's robustness audit (deterministic for a seed; the
+    system part needs ``inputs.rankings``)."""
     check_perturbations([*rc.perturbations, *rc.system_perturbations])
     candidates = sorted(pair for pair in inputs.texts if inputs.items.get(pair[0]))
     if not candidates:
-        raise InvalidValueError(f"grader {grader_cfg.name!r} has no pooled passage with an item to grade it by (fix: run "
+        raise InvalidValueError(f"grader {grader_name!r} has no pooled passage with an item to grade it by (fix: run "
                          "the pool stage first, and check the grader's bank covers the queries)")
     sampled = sample_pairs(candidates, rc.sample, rc.seed)
     donor_of = donors(sampled, inputs.texts, rc.seed)
     copies = {pair: _copies(rc.perturbations, pair, inputs, rc, donor_of[pair]) for pair in sampled}
     requests: list[GradeRequest] = []
+    perturbed: list[GradeRequest] = []
     for (q, p), cs in copies.items():
         requests += _requests(q, p, inputs.texts[(q, p)], inputs)
         for c in cs:
-            requests += _requests(q, f"{p}{SEP}{c.variant}", c.text, inputs)
+            mine = _requests(q, f"{p}{SEP}{c.variant}", c.text, inputs)
+            requests += mine
+            perturbed += mine
     target: tuple[str, dict[str, Any]] | None = None
     system_copies: dict[str, dict[Pair, Perturbed]] = {}
     if inputs.rankings is not None and rc.system_perturbations:
@@ -202,7 +216,23 @@ def audit_grader(grader: Grader, grader_cfg: Any, inputs: AuditInputs, rc: Robus
             for pair in top:
                 c = _copies([system_perturbation], pair, inputs, rc, system_donor.get(pair))[0]
                 system_copies[system_perturbation][pair] = c
-                requests += _requests(pair[0], _system_id(pair[1], c), c.text, inputs)
+                mine = _requests(pair[0], _system_id(pair[1], c), c.text, inputs)
+                requests += mine
+                perturbed += mine
+    return AuditRequests(sampled, copies, target, system_copies, requests, perturbed)
+
+
+def audit_grader(grader: Grader, grader_cfg: Any, inputs: AuditInputs, rc: RobustnessConfig, threshold: int,
+                 cache_dir: str | Path, *, batch_size: int = 64, measure: str = "ndcg_cut_10", level: int = 1,
+                 depth: int = 20, missing_queries: str = "zero") -> AuditResult:
+    """The robustness audit of one grader (see the module docstring); ``grader_cfg`` is its config entry."""
+    from autograde.grading.shard import grade_requests
+    from autograde.pipeline.leaderboard import evaluate_systems
+
+    planned = audit_requests(grader_cfg.name, inputs, rc, measure=measure, level=level, depth=depth,
+                             missing_queries=missing_queries)
+    sampled, copies, target, system_copies = planned.sampled, planned.copies, planned.target, planned.system_copies
+    requests = planned.requests
     outcome = grade_requests(requests, grader, grader_cfg, cache_dir, batch_size)
     grades = outcome.grades[["query_id", "passage_id", "item_id", "grade"]].drop_duplicates(
         ["query_id", "passage_id", "item_id"])

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -19,8 +19,8 @@ from autograde.core.layout import HUMAN, Layout, Leaderboard, QrelsVariant
 from autograde.core.log import logger
 
 if TYPE_CHECKING:
-    from autograde.audit.robustness import AuditResult
-    from autograde.config.audit import AuditConfig
+    from autograde.audit.robustness import AuditInputs, AuditResult
+    from autograde.config.audit import AuditConfig, RobustnessConfig
     from autograde.config.model import Config
 
 JUDGE_STATISTICS = ("kappa", "kappa_linear", "alpha_ordinal", "topic_kappa_median", "kendall", "tau_ap",
@@ -189,18 +189,43 @@ def judge_table(experiments: Sequence[tuple[str, Config, Sequence[Leaderboard]]]
     return pd.DataFrame(rows)
 
 
+def robustness_inputs(config: Config, grader_name: str, queries: dict[str, str], texts: dict[tuple[str, str], str],
+                      rc: RobustnessConfig, warn: bool = True) -> tuple[AuditInputs, int, dict[str, Any]]:
+    """What one grader's robustness audit reads besides the pool's texts: the grader's items, and when its grades
+    table exists the rankings and its labels (the leaderboard consequence); the threshold; the keywords of
+    :func:`autograde.audit.robustness.audit_grader` (and of ``audit_requests``)."""
+    from autograde.audit.robustness import AuditInputs
+    from autograde.core.tables import read_table
+    from autograde.pipeline.qrels import passage_labels
+    from autograde.pipeline.stages import items_for_grader
+
+    lay = Layout.of(config.results_dir)
+    grades_path = Path(lay.grades(grader_name))
+    labels: dict[tuple[str, str], int] = {}
+    rankings = None
+    if grades_path.exists():
+        grades = read_table(grades_path, ["query_id", "passage_id", "item_id", "grade"])
+        labels = {(str(q), str(p)): int(v) for (q, p), v in passage_labels(grades, "max", 1, warn=False).items()}
+        rankings = read_table(lay.ingest("rankings"))
+    elif warn:
+        logger.warning("audit %s: no grades table %s yet: no leaderboard consequence", grader_name, grades_path)
+    threshold = rc.threshold or config.thresholds_of(grader_name)[0]
+    keywords = {"measure": config.evaluation.measures[0], "level": QrelsVariant("max", threshold).level,
+                "depth": rc.system_depth or config.pool.depth, "missing_queries": config.evaluation.missing_queries}
+    return AuditInputs(queries, texts, items_for_grader(config, grader_name, queries), rankings, labels), threshold, \
+        keywords
+
+
 def run_robustness(config: Config, grader_name: str, out: dict[str, str] | None = None,
                    perturbations: Sequence[str] | None = None, threads: int | None = None) -> AuditResult:
     """The robustness audit of one grader of the experiment from its results; writes :data:`ROBUSTNESS_FILES`."""
     from autograde.audit.perturb import check_perturbations
     from autograde.audit.report import robustness_markdown
-    from autograde.audit.robustness import AuditInputs, audit_grader
+    from autograde.audit.robustness import audit_grader
     from autograde.core.runtime import set_threads
     from autograde.core.tables import read_table, write_table
     from autograde.core.text import atomic_write_text
     from autograde.grading.registry import make_grader
-    from autograde.pipeline.qrels import passage_labels
-    from autograde.pipeline.stages import items_for_grader
 
     names = [g.name for g in config.graders]
     if grader_name not in names:
@@ -215,26 +240,12 @@ def run_robustness(config: Config, grader_name: str, out: dict[str, str] | None 
     queries = dict(read_table(lay.ingest("queries"))[["query_id", "query_text"]].itertuples(index=False))
     pool = read_table(lay.pool, ["query_id", "passage_id", "text"])
     texts = {(q, p): t for q, p, t in pool.itertuples(index=False)}
-    grades_path = Path(lay.grades(grader_name))
-    labels: dict[tuple[str, str], int] = {}
-    rankings = None
-    if grades_path.exists():
-        grades = read_table(grades_path, ["query_id", "passage_id", "item_id", "grade"])
-        labels = {(str(q), str(p)): int(v) for (q, p), v in passage_labels(grades, "max", 1, warn=False).items()}
-        rankings = read_table(lay.ingest("rankings"))
-    else:
-        logger.warning("audit %s: no grades table %s yet: no leaderboard consequence", grader_name, grades_path)
-    thresholds = config.thresholds_of(grader_name)
-    threshold = rc.threshold or thresholds[0]
-    measure = config.evaluation.measures[0]
-    inputs = AuditInputs(queries, texts, items_for_grader(config, grader_name, queries), rankings, labels)
+    inputs, threshold, keywords = robustness_inputs(config, grader_name, queries, texts, rc)
     cfg = config.grader(grader_name)
     grader = make_grader(cfg)
     try:
         result = audit_grader(grader, cfg, inputs, rc, threshold, config.grading.cache_dir,
-                              batch_size=config.grading.batch_size, measure=measure,
-                              level=QrelsVariant("max", threshold).level, depth=rc.system_depth or config.pool.depth,
-                              missing_queries=config.evaluation.missing_queries)
+                              batch_size=config.grading.batch_size, **keywords)
     finally:
         grader.close()
     paths = out or {k: lay.audit_grader(grader_name, v) for k, v in ROBUSTNESS_FILES.items()}

@@ -26,7 +26,7 @@ from autograde.banks.cache import GenerationCache
 from autograde.banks.parse import GeneratedItems, ItemLimits, extract_items, validation_problem
 from autograde.core.errors import GraderSetupError
 from autograde.core.ids import item_id
-from autograde.core.log import logger, progress
+from autograde.core.log import logger, progress_bar
 from autograde.grading.backend import Decoding, Failure, Generation, LLMBackend
 from autograde.grading.cache import cache_key, identity_hash
 from autograde.io.banks.model import Bank, BankItem
@@ -209,16 +209,18 @@ class BankGenerator:
         failed: dict[str, str] = {}
         todo = list(by_key)
         batches = [todo[i: i + self.cfg.batch_size] for i in range(0, len(todo), self.cfg.batch_size)]
-        for batch in progress(batches, total=len(batches), desc=f"bank {self.name} round {rnd}"):
-            outs = self._generate([by_key[k] for k in batch])
-            good = []
-            for k, out in zip(batch, outs, strict=True):
-                if isinstance(out, Failure):
-                    failed[k] = out.error
-                else:
-                    fresh[k] = out.text
-                    good.append((k, out.text))
-            cache.put_texts(good)
+        with progress_bar(len(todo), f"bank {self.name} round {rnd}", "prompts") as bar:
+            for batch in batches:
+                outs = self._generate([by_key[k] for k in batch])
+                good = []
+                for k, out in zip(batch, outs, strict=True):
+                    if isinstance(out, Failure):
+                        failed[k] = out.error
+                    else:
+                        fresh[k] = out.text
+                        good.append((k, out.text))
+                cache.put_texts(good)
+                bar.update(len(batch))
         return fresh, failed
 
     def _settle(self, res: QueryResult, text: str, rnd: int, key: str, was_cached: bool) -> str | None:

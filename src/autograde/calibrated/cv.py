@@ -22,7 +22,7 @@ from autograde.calibrated.fit import fit_calibrated, training_rows
 from autograde.calibrated.model import output_labels
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.ids import PairKey
-from autograde.core.log import logger
+from autograde.core.log import logger, progress
 from autograde.core.stats import binary_kappa, cohen_kappa
 from autograde.io.trec import Qrels
 from autograde.rubric.train import group_folds
@@ -98,7 +98,7 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
     labels_all = np.zeros(len(features.keys), dtype=int)
     decisions: dict[str, np.ndarray] = {}
     per_fold = []
-    for f in range(cfg.folds):
+    for f in progress(range(cfg.folds), desc="cross-validating calibrated qrels", unit="folds"):
         test_rows = np.flatnonzero(row_fold == f)
         te = judged_fold == f
         if not te.any():

@@ -25,7 +25,7 @@ from autograde.calibrated.model import CalibratedQrelsModel, output_labels
 from autograde.calibrated.thresholds import tune_thresholds
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.errors import Problems
-from autograde.core.log import logger
+from autograde.core.log import logger, progress
 from autograde.core.stats import binary_kappa
 from autograde.io.trec import Qrels
 from autograde.rubric.train import group_folds
@@ -164,7 +164,8 @@ def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judg
     nets = _Networks(cfg, len(levels))
     table: list[dict[str, Any]] = []
     tuned: dict[str, tuple[float, ...]] = {}
-    for cand in candidates(cfg, len(levels)):
+    cands = candidates(cfg, len(levels))
+    for cand in progress(cands, desc="selecting the calibrated estimator", unit="candidates"):
         probs = _held_out(cand, nets, x, y, g, folds)
         taus = tune_thresholds(probs, y)
         labels = output_labels(probs, tuple(range(len(levels))), rel_index, taus, "threshold")

@@ -23,10 +23,12 @@ from autograde import __version__
 from autograde.cli import (
     audit,
     banks,
+    data,
     doctor,
     interchange,
     metrics,
     nuggets,
+    plan,
     prompts,
     reports,
     reproduce,
@@ -36,7 +38,7 @@ from autograde.cli import (
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 
-GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets, audit)
+GROUPS = (stages, interchange, prompts, doctor, plan, metrics, reports, banks, rubric, reproduce, nuggets, audit, data)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]

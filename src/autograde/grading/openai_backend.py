@@ -70,6 +70,14 @@ class Options(CommonOptions):
     system_prompt: str | None = Field(default=None, description="system message (None: none)")
     max_passage_words: int | None = Field(default=None, ge=1, description="cut passages to this many words (None: no cut)")
     extra_body: dict[str, Any] = Field(default_factory=dict, description="extra JSON fields (e.g. vLLM guided decoding)")
+    input_price_per_million: float | None = Field(
+        default=None, ge=0, description="price of one million input (prompt) tokens, for the cost in `autograde plan` "
+        "(None: no cost shown)")
+    output_price_per_million: float | None = Field(
+        default=None, ge=0, description="price of one million output (completion) tokens, for the cost in "
+        "`autograde plan`")
+    price_currency: str = Field(default="USD", min_length=1, max_length=8,
+                                description="currency of the two prices (only shown)")
 
 
 def _run_sync(factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -114,6 +122,7 @@ class OpenAIBackend(LLMBackend):
                 "(export the API key there, or set options.api_key_env; local servers: set options.base_url)"
             )
         self.stats = {"requests": 0, "retries": 0, "failed": 0}
+        self.logits_output_tokens = options.logits_max_tokens
 
     # -- rendering ---------------------------------------------------------------------------------------------
 
@@ -228,6 +237,10 @@ class OpenAIBackend(LLMBackend):
         out = _run_sync(lambda: self._call_all(payloads))
         n_failed = sum(isinstance(o, Failure) for o in out)
         self.stats["failed"] += n_failed
+        for o in out:  # the tokens the endpoint says it processed (it counts with its own tokenizer)
+            usage = None if isinstance(o, Failure) else getattr(o, "usage", None)
+            if usage is not None:
+                self.record_usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
         logger.info("openai %s: %d prompts, %d requests, %d retries, %d failed", self.owner,
                     len(payloads), self.stats["requests"] - before["requests"],
                     self.stats["retries"] - before["retries"], n_failed)

@@ -100,7 +100,7 @@ class _MissGrading:
     def run(self, misses: list[int], desc: str) -> None:
         keys, results = self.keys, self.results
         wanted = {keys[i] for i in misses}
-        bar = progress_bar(len(misses), desc)
+        bar = progress_bar(len(misses), desc, "prompts")
         try:
             pending: list[int] = list(misses)
             waiting: list[int] = []  # claimed by another job sharing the cache
@@ -160,6 +160,7 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
                 cfg.name, len(keys), n_cached, len(misses), batch_size)
     t_model = time.perf_counter()
     work = _MissGrading(grader, cache, requests, keys, results, batch_size, poll_s)
+    used = grader.usage() if hasattr(grader, "usage") else None
     try:
         work.run(misses, f"grading {cfg.name}")
     finally:
@@ -175,6 +176,9 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
         "total_seconds": round(time.perf_counter() - t0, 3),
         "prompts_per_s": round(work.computed / model_s, 2) if work.computed and model_s > 0 else None,
     })
+    if used is not None:  # the tokens the model really processed for the computed prompts
+        now = grader.usage()
+        outcome.stats.update({k: now[k] - used[k] for k in ("input_tokens", "output_tokens")})
     return outcome
 
 

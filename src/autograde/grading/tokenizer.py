@@ -129,6 +129,9 @@ class TokenizerBackend(LLMBackend):
     def wrap(self, text: str) -> str:
         return self.formatter.wrap(text)
 
+    def count_input_tokens(self, text: str) -> int | None:
+        return self.formatter.count(text)
+
     def fit(self, build: Callable[[str], str], passage: str) -> tuple[str, bool]:
         return self.formatter.fit(build, passage)
 

@@ -162,6 +162,7 @@ class VLLMBackend(TokenizerBackend):
     """An offline ``vllm.LLM`` engine."""
 
     name = "vllm"
+    logits_output_tokens = 1  # logits mode generates one token and reads its logprobs
 
     def __init__(self, model: str | None, options: Options, owner: str = "vllm") -> None:
         """Start (or share) the engine for ``model``; ``owner`` names the grader or bank in logs."""
@@ -273,6 +274,7 @@ class VLLMBackend(TokenizerBackend):
             probs = tokens.probs_from_token_logprobs(first_position_logprobs(comp))
             top = comp.token_ids[0] if comp.token_ids else None
             results.append(LabelScores(probs, extra={"top_token_id": top}))
+            self.record_usage(len(out.prompt_token_ids or []), len(comp.token_ids or []))
         return results
 
     def generate(self, inputs: list[str], decoding: Decoding) -> list[Generation | Failure]:
@@ -281,6 +283,8 @@ class VLLMBackend(TokenizerBackend):
             kw.update(top_p=decoding.top_p, seed=decoding.seed)
         params = self.SamplingParams(**kw)
         outs = self.llm.generate(self._prompts(inputs), params, use_tqdm=False)
+        for o in outs:
+            self.record_usage(len(o.prompt_token_ids or []), len(o.outputs[0].token_ids or []))
         return [Generation(o.outputs[0].text, first_token_id=(o.outputs[0].token_ids or [None])[0]) for o in outs]
 
 

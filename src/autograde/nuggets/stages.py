@@ -248,7 +248,8 @@ def run_merge_nuggets(config: Config, name: str, shard_assignments: list[str], s
     from autograde.nuggets.interchange import AssignedAnswer, write_assignments
     from autograde.pipeline.jobs import gather_shards, join_failures
 
-    shards, total = gather_shards(shard_stats, ("pairs", "cached", "computed", "ok", "unparseable", "failed"),
+    shards, total = gather_shards(shard_stats, ("pairs", "cached", "computed", "ok", "unparseable", "failed",
+                                                "input_tokens", "output_tokens"),
                                   expected_digests, f"assignment shard of assessor {name!r}",
                                   "nugget bank or assessor config", "rerun it: snakemake -R assign_nuggets (cached grades are reused), or delete it")
     labels = pd.concat([read_table(p) for p in shard_assignments], ignore_index=True)

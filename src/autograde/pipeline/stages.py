@@ -133,7 +133,8 @@ def check_failures(stats: dict[str, Any], failures: list[dict[str, Any]], allowe
                    "retry them later with: snakemake -R grade", where, n_failed, pairs, allowed)
 
 
-GRADE_COUNTERS = ("pairs", "cached", "computed", "ok", "unparseable", "failed", "legacy_fallback")
+GRADE_COUNTERS = ("pairs", "cached", "computed", "ok", "unparseable", "failed", "legacy_fallback", "input_tokens",
+                  "output_tokens")
 """The counters of a grading shard's stats that the merge sums."""
 
 

@@ -44,7 +44,8 @@ class InputFile:
     origin: str
 
     def missing_message(self) -> str:
-        return f"input missing: {self.what} ({self.path}), from {self.origin}"
+        return (f"input missing: {self.what} ({self.path}), from {self.origin} (make data downloads the reference "
+                "data; docs/data.md)")
 
 
 def _section_problems(build: Any, key: str) -> str:
@@ -81,8 +82,8 @@ class SpuriousSettings(TableSettings):
 
     ORIGINS: ClassVar[dict[str, tuple[str, str]]] = {"grid": (
         "FLAN-T5-large grading grid of DL20 query 940547", "TREMA-UNH/rubric-evaluation dl20-manual-verification/"
-        "DL20-display-selection-rocknroll.gnumeric (sheet full-data) with the DL20 qrels; see ../shared/data/"
-        "dl20-rocknroll-grid/README.md")}
+        "DL20-display-selection-rocknroll.gnumeric (sheet full-data) with the DL20 qrels; no public file of its "
+        "own (docs/data.md)")}
     grid: str = Field(default="../shared/data/dl20-rocknroll-grid/grid-full.jsonl",
                       description="the grading grid: one JSON object per passage x question with the FLAN-T5-large "
                       "rating, the extracted answer and the TREC judgment")

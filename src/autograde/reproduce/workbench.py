@@ -39,7 +39,7 @@ def read_grid(path: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             continue
         rows.append({f: obj[f] for f in GRID_FIELDS})
     if not rows and not problems:
-        problems.add(path, None, "no grid rows", "give the grid-full.jsonl of ../shared/data/dl20-rocknroll-grid")
+        problems.add(path, None, "no grid rows", "give the grid-full.jsonl of the reference data (docs/data.md says where it comes from)")
     problems.raise_if_any()
     df = pd.DataFrame(rows)
     grades = df.rename(columns={"question_id": "item_id", "flan_t5_large_rating": "grade",

@@ -9,6 +9,7 @@ chooses them).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,11 +45,13 @@ def main_log_loss(data: CalibrationData, probs: np.ndarray) -> float:
 
 
 def cross_validate(data: CalibrationData, hp: Hyperparameters, folds: int, seed: int,
-                   selection: SelectionSettings | None = None) -> CrossValidated:
+                   selection: SelectionSettings | None = None,
+                   fold_done: Callable[[int], None] | None = None) -> CrossValidated:
     """Held-out predictions: fold f's rows come from a model trained on the other folds (seeded).
 
     With ``selection.enabled``, hyperparameters are selected inside each training part by an inner
-    cross-validation (nested, as the paper), otherwise ``hp`` is used everywhere.
+    cross-validation (nested, as the paper), otherwise ``hp`` is used everywhere. ``fold_done(1)`` is called after
+    each fold (a :class:`~autograde.core.log.Progress`'s ``update``).
     """
     fold_of = group_folds(data.groups, folds, seed)
     probs = np.zeros((len(data), len(data.questions), max(data.option_counts)))
@@ -56,6 +59,8 @@ def cross_validate(data: CalibrationData, hp: Hyperparameters, folds: int, seed:
     for f in range(folds):
         train, test = np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)
         if len(test) == 0:
+            if fold_done is not None:
+                fold_done(1)
             continue
         part = data.subset(train)
         chosen = hp
@@ -64,6 +69,8 @@ def cross_validate(data: CalibrationData, hp: Hyperparameters, folds: int, seed:
         used.append(chosen)
         model = fit(part, chosen, seed)
         probs[test] = model.predict_proba(data.subset(test))
+        if fold_done is not None:
+            fold_done(1)
     return CrossValidated(probs, fold_of, used)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from autograde.config.rubric import EvaluationSettings, Hyperparameters, SelectionSettings
-from autograde.core.log import logger
+from autograde.core.log import logger, progress_bar
 from autograde.core.stats import correlation
 from autograde.metrics.significance import paired_test
 from autograde.rubric.baselines import BASELINES, baseline_predictions
@@ -85,8 +86,9 @@ class Evaluation:
 
 
 def _seed_run(data: CalibrationData, hp: Hyperparameters, folds: int, seed: int,
-              selection: SelectionSettings | None, table1: bool = False) -> SeedRun:
-    cv = cross_validate(data, hp, folds, seed, selection)
+              selection: SelectionSettings | None, table1: bool = False,
+              fold_done: Callable[[int], None] | None = None) -> SeedRun:
+    cv = cross_validate(data, hp, folds, seed, selection, fold_done)
     preds: dict[str, np.ndarray] = {NETWORK: expected_values(cv.probs, data.option_values)}
     n_q = len(data.questions)
     unseen = 0
@@ -146,11 +148,12 @@ def evaluate(data: CalibrationData, hp: Hyperparameters, settings: EvaluationSet
              selection: SelectionSettings | None = None) -> Evaluation:
     """Cross-validate over ``settings.seeds`` and score the network and every baseline (see module doc)."""
     runs = []
-    for seed in settings.seeds:
-        run = _seed_run(data, hp, settings.folds, seed, selection, settings.table1)
-        runs.append(run)
-        main = score(run.predictions[NETWORK][:, data.main_index], data.values_of(data.main_index))
-        logger.info("seed %d: network %s Pearson %.4f RMSE %.4f", seed, data.main, main["pearson"], main["rmse"])
+    with progress_bar(len(settings.seeds) * settings.folds, "rubric evaluation", "folds") as bar:
+        for seed in settings.seeds:
+            run = _seed_run(data, hp, settings.folds, seed, selection, settings.table1, bar.update)
+            runs.append(run)
+            main = score(run.predictions[NETWORK][:, data.main_index], data.values_of(data.main_index))
+            logger.info("seed %d: network %s Pearson %.4f RMSE %.4f", seed, data.main, main["pearson"], main["rmse"])
     systems = list(runs[0].predictions)
     per_seed: list[SeedReport] = []
     for run in runs:

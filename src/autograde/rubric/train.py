@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from autograde.config.rubric import Hyperparameters
+from autograde.core.log import progress
 from autograde.core.text import atomic_write_bytes
 from autograde.rubric.dataset import CalibrationData
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
@@ -203,7 +204,8 @@ def fit(data: CalibrationData, hp: Hyperparameters, seed: int = 0) -> FittedMode
             k = max(2, round(1.0 / hp.validation_fraction))
             folds = group_folds(data.groups, k, [seed, 1])
             splits = [(np.flatnonzero(folds != 0), np.flatnonzero(folds == 0))]
-        for m, (train_rows, val_rows) in enumerate(splits):
+        for m, (train_rows, val_rows) in enumerate(progress(splits, desc=f"training the network (seed {seed})",
+                                                            unit="members")):
             net, report = _fit_member(data, train_rows, val_rows, judge_index, hp, seed * 1000 + m)
             members.append(net)
             reports.append(report)

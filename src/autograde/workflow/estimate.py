@@ -28,7 +28,7 @@ class PromptEstimate:
     note: str = ""
 
 
-def _pool_for_estimate(config: Config, inputs: Inputs | None,
+def pool_for_estimate(config: Config, inputs: Inputs | None,
                        config_path: str | Path | None) -> tuple[pd.DataFrame, str]:
     """results/pool/pool.parquet when it is newer than the inputs and the config, else the pool built in memory."""
     from autograde.core.paths import expand_globs
@@ -61,7 +61,7 @@ def estimate_prompts(config: Config, inputs: Inputs | None = None,
     from autograde.grading.shard import build_requests
     from autograde.pipeline.stages import items_for_grader
 
-    pool, source = _pool_for_estimate(config, inputs, config_path)
+    pool, source = pool_for_estimate(config, inputs, config_path)
     if inputs is not None:
         queries = dict(inputs.queries[["query_id", "query_text"]].itertuples(index=False))
     else:

@@ -1,0 +1,1 @@
+"""Reference data by one command: the manifest of every public file the experiments, the calibration examples, ``make reproduce`` and the tests read, and the downloader that checks each file's sha256 (``make data``)."""
