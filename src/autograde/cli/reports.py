@@ -85,7 +85,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         spec = grader_report_spec(config, g)
         evaluations = {v: lay.evaluation(g, v) for v in spec.variants}
         run_grader_reports(spec, rc, lay.grades(g), lay.ingest("judgments"), lay.ingest("rankings"),
-                           lay.ingest("queries"), evaluations, grader_report_files(r, g))
+                           lay.ingest("queries"), evaluations, grader_report_files(r, g), config.grading.cache_dir)
     if not args.no_correlation and config.data.official_leaderboard:
         from autograde.workflow.leaderboards import leaderboards
 
