@@ -125,7 +125,7 @@ def cmd_site(args: argparse.Namespace) -> int:
              else rc.relevant_level_or(config.evaluation.human_relevance_level))
     graders = args.grader or [g.name for g in config.graders]
     out = args.out or Layout.of(results).site
-    stats = run_site(rc, results, out, graders, official, level)
+    stats = run_site(rc, results, out, graders, official, level, config.grading.cache_dir)
     print(f"{out}/index.html: {stats['pages']} pages, {stats['bytes'] / 1e6:.1f} MB, {stats['seconds']} s")
     return 0
 

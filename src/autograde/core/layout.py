@@ -135,8 +135,9 @@ class Layout:
         return f"{self.root}/qrels/{grader}/{variant}.qrels"
 
     def evaluation(self, grader: str, variant: str | QrelsVariant | None = None, suffix: str = ".parquet") -> str:
-        """Per-query measures of every system under a grader's variant (or the human qrels: no variant); suffix
-        ``.stats.json``: how many queries the job computed and how many it read from the per-query cache."""
+        """Per-query measures of every system under a grader's variant (human qrels: no variant), or ``.stats.json``.
+
+        The stats say how many queries the job computed and how many it read from the per-query cache."""
         if variant is None:
             return f"{self.root}/eval/{grader}{suffix}"
         return f"{self.root}/eval/{grader}/{variant}{suffix}"

@@ -1,5 +1,7 @@
-"""The per-query cache of the analysis stages: what a stage computed for one query, stored under a key of
-everything that determines it, so a rerun computes only the queries whose inputs changed.
+"""The per-query cache of the analysis stages: each query's values, stored under a key of what they come from.
+
+What a stage computed for one query is stored under a key of everything that determines it, so a rerun computes
+only the queries whose inputs changed.
 
 An analysis stage (evaluation, cover, the bank impact of the grader reports, the site's query pages) splits its
 work by query. For each query it builds the key from that query's inputs (its qrels or grade rows, every run's

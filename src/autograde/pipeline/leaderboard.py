@@ -69,7 +69,7 @@ def evaluate_queries(qrels: Qrels, runs: dict[str, RunDict], queries: Iterable[s
     return out
 
 
-def evaluation_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], runs: Iterable[str]) -> pd.DataFrame:
+def systems_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], runs: Iterable[str]) -> pd.DataFrame:
     """The evaluation table from per-query values (query -> run -> measure -> value): columns run, query_id, measure,
     value, plus each run's query ``all`` (trec_eval's summary over the queries it has values for)."""
     qids = sorted(per_query, key=query_sort_key)
@@ -88,7 +88,7 @@ def evaluate_systems(qrels: Qrels, runs: dict[str, RunDict], measures: list[str]
                      missing_queries: str = "zero") -> pd.DataFrame:
     """Per-query values of every system: columns run, query_id, measure, value (plus query 'all')."""
     per_query = evaluate_queries(qrels, runs, list(qrels), measures, relevance_level, missing_queries)
-    return evaluation_table(per_query, runs)
+    return systems_table(per_query, runs)
 
 
 EVALUATION_VERSION = 1
@@ -120,7 +120,7 @@ def evaluate_cached(qrels: Qrels, rankings_path: str | Path, measures: list[str]
         return evaluate_queries(qrels, runs, queries, measures, relevance_level, missing_queries)
 
     per_query = cache.values(keys, compute)
-    return evaluation_table(per_query, digests.runs), cache.stats
+    return systems_table(per_query, digests.runs), cache.stats
 
 
 def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:

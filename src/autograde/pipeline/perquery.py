@@ -1,5 +1,7 @@
-"""What the analysis stages' per-query values are computed from: a digest of each query's rows (rankings,
-grades, qrels), and the rankings of only some queries.
+"""Digests of each query's rows (rankings, grades, qrels), the keys of the per-query cache; some queries' rankings.
+
+What the analysis stages' per-query values are computed from: a digest of each query's rows, and the rankings of
+only the queries a job computes.
 
 The per-query cache (:mod:`autograde.core.querycache`) keys a query's value by these digests. A digest is a
 multiset hash of the query's rows: every row of the table (every column except ``query_id``) is hashed by two
@@ -22,7 +24,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,8 +105,3 @@ def read_rankings(rankings_path: str | Path, queries: Collection[str] | None = N
     if queries is None or (digests is not None and set(digests.queries) <= set(queries)):
         return pq.read_table(rankings_path).to_pandas()
     return pq.read_table(rankings_path, filters=pc.field("query_id").isin(sorted(set(queries)))).to_pandas()
-
-
-def keyed(cache: QueryCache, inputs: Mapping[str, Any]) -> dict[str, str]:
-    """query -> cache key of ``inputs[query]`` (the per-query inputs a stage's value depends on)."""
-    return {q: cache.key(v) for q, v in inputs.items()}

@@ -276,8 +276,10 @@ def report_targets(config: Config) -> list[str]:
 
 
 def run_site(rc: ReportsConfig, results: str | Path, out: str | Path, graders: Sequence[str] | None,
-             official_path: str | Path | None, relevant_level: int) -> dict[str, Any]:
-    """Build the review site (see :mod:`autograde.reports.site`)."""
+             official_path: str | Path | None, relevant_level: int, cache_dir: str | Path | None = None
+             ) -> dict[str, Any]:
+    """Build the review site (see :mod:`autograde.reports.site`; query pages whose inputs did not change are read
+    from the per-query cache of ``cache_dir``)."""
     from autograde.reports.site import build_site
 
-    return build_site(results, out, rc, graders, official_path, relevant_level)
+    return build_site(results, out, rc, graders, official_path, relevant_level, cache_dir=cache_dir)
