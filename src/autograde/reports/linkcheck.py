@@ -59,7 +59,7 @@ def broken_links(site: str | Path, parsed: Mapping[str, tuple[Sequence[str], Seq
     known = dict(parsed or {})
     pages: dict[Path, _Collector] = {}
     for p in root.rglob("*.html"):
-        rel = p.relative_to(Path(site)).as_posix()
+        rel = p.relative_to(root).as_posix()
         if rel in known:
             c = _Collector()
             c.links, c.ids = list(known[rel][0]), set(known[rel][1])
