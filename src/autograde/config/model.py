@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from autograde.config.audit import AuditConfig, check_audit_config
 from autograde.config.banks import BankGenerationConfig, add_generated_banks
 from autograde.config.nuggets import NuggetsConfig, check_nuggets_config
 from autograde.config.reports import ReportsConfig
@@ -182,6 +183,7 @@ class Config(Strict):
     rubric: RubricConfig | None = Field(default=None, description="LLM-RUBRIC calibration network (Hashemi et al., ACL 2024) on rubric answers and human judges; null = off; see docs/rubric.md")
     calibrated_qrels: CalibratedQrelsConfig | None = Field(default=None, description="calibrated relevance labels from several graders' qrels or grades, trained on the judged passages (cross-validated by query); evaluated like another grader named 'calibrated'; null = off")
     nuggets: NuggetsConfig | None = Field(default=None, description="nugget scores of the RAG answers (TREC RAG 2024: importance, assignment, All / Vital / Weighted scores, leaderboards); null = off; see docs/nuggets.md")
+    audit: AuditConfig | None = Field(default=None, description="judge audit: each grader's agreement with the human qrels per topic and at the top (meta-evaluation) and a robustness audit with perturbed passages; null = off; see docs/audit.md")
 
     @model_validator(mode="before")
     @classmethod
@@ -203,6 +205,7 @@ class Config(Strict):
                 out.append((("graders", i, "bank"), f"grader {g.name!r} uses bank {g.bank!r}, which is not under "
                             f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
         out += check_nuggets_config(self)  # the nuggets: section against banks, graders and answers
+        out += check_audit_config(self)  # the audit: section against the graders
         return out
 
     def grader(self, name: str) -> GraderConfig:

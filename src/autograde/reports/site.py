@@ -308,6 +308,9 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
 
     nuggets = build_nugget_pages(res, out, common, queries, _write, stats, slug)
     reproduction = _reproduction_page(lay, out, stats)
+    from autograde.reports.judge_card import build_judge_cards
+
+    common["judges"] = build_judge_cards(res, out, common, graders, _write, stats)  # judge cards (audit files)
     _write(out / "index.html", render_page(
         "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, reproduction=reproduction,
         correlation=_correlation_rows(corr, methods),

@@ -180,6 +180,9 @@ class WorkflowContext:
         from autograde.nuggets.workflow import nugget_targets
 
         out += nugget_targets(self.config)  # nugget scores of the RAG answers (when configured)
+        from autograde.config.audit import audit_targets
+
+        out += audit_targets(self.config)  # judge audit: meta-evaluation, robustness (when configured)
         return out
 
 
