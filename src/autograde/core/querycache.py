@@ -124,6 +124,7 @@ class QueryCache:
         self.stats["computed"] += len(missing)
         return {q: found[q] for q in keys}
 
+
 def describe(stats: QueryStats) -> str:
     """One log line: how many queries were computed and how many read back."""
     return (f"{stats['queries']} queries, {stats['computed']} computed, {stats['cached']} from the cache"
