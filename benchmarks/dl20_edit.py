@@ -12,7 +12,8 @@ a copy of the working tree with an empty cache, on 2 cores as README.md's number
 the first question of the first query in a copy of the question bank: the rerun grades one shard's pairs of that
 item and recomputes the analysis of that query only (the evaluation's stats say how many queries it computed).
 The table shows each time and its ratio to the full run, and the seconds of every rule the edit reran (from
-Snakemake's benchmark files). The machine's load average when the benchmark started is kept with the numbers.
+Snakemake's benchmark files). The machine's load average when the benchmark started and before the edit rerun is kept
+with the numbers.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def main() -> int:
         if "Nothing to be done" not in log2:
             sys.exit("the rerun of the DL20 experiment was not a no-op")
         query = edit_one_question(wd)
+        load_edit = os.getloadavg()
         t_edit = time.time()
         edit, log3 = snakemake(wd, *cfg)
         per_rule = rule_seconds(wd, t_edit)
@@ -130,6 +132,7 @@ def main() -> int:
              "edit_jobs": jobs_done(log3), "edit_rules": rules_run(log3), "edit_query": query,
              "edit_evaluation_queries": counts, "noop_seconds": round(noop, 1),
              "ratio": round(edit / full, 4), "load_average": [round(x, 2) for x in load],
+             "load_average_edit": [round(x, 2) for x in load_edit],
              "date": dt.date.today().isoformat(), "cores": 2}
     print(f"{'run':<28} {'seconds':>9} {'jobs':>6} {'ratio to the full run':>23}")
     for name, secs, jobs in (("full run", full, jobs_done(log)), ("no-op rerun", noop, 0),
@@ -137,7 +140,8 @@ def main() -> int:
         print(f"{name:<28} {secs:>9.1f} {jobs:>6} {secs / full:>22.2%}")
     print(f"\nthe edit reran (seconds per rule): {json.dumps(per_rule)}")
     print(f"evaluation of the edited grader's qrels: {counts['computed']} queries computed, {counts['cached']} read back")
-    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in load)}")
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in load)}; "
+          f"before the edit rerun: {' '.join(f'{x:.2f}' for x in load_edit)}")
     if differ is not None:
         print("from-scratch analysis: " + ("identical results" if not differ else f"{len(differ)} files differ: "
                                            + ", ".join(differ[:20])))
