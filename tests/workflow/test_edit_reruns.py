@@ -65,14 +65,18 @@ class Edit:
     """What one item is paired with: ``pool`` (the query's pooled passages) or ``answers`` (its distinct answers)."""
     grader: str | None = None
     """The grader of the edited bank (its evaluation and cover count the queries they computed)."""
+    moves_labels: bool = False
+    """The edit changes labels of the edited query in every qrels variant (so each evaluation computes exactly that
+    query); otherwise the evaluations compute the queries whose labels moved, which may be none."""
     from_scratch: bool = False
     """Also compare every result with a from-scratch analysis of the edited state (no per-query cache, all forced)."""
 
 
 CASES = {
     "question": Edit("mini_run", replace("data/questions.jsonl", "When do spring tides occur?",
-                                         "When exactly do spring tides occur?"), "q2", ("q1", "q2", "q3"), "grade",
-                     "results/grades/sim/shards/{shard}.stats.json", frozenset(GRADING_DOWNSTREAM), grader="sim"),
+                                         "Why does honey never spoil?"), "q2", ("q1", "q2", "q3"), "grade",
+                     "results/grades/sim/shards/{shard}.stats.json", frozenset(GRADING_DOWNSTREAM), grader="sim",
+                     moves_labels=True),
     "edited-bank": Edit("bank_run", replace("banks/questions.edited.jsonl", "When do spring tides occur?",
                                             "When exactly do spring tides occur?"), "q2",
                         tuple(f"q{i}" for i in range(1, 10)), "grade", "results/grades/sim/shards/{shard}.stats.json",
@@ -146,15 +150,12 @@ def _check_analysis_is_incremental(wd: Path, case: Edit, before: dict[str, dict[
     """Evaluation computed exactly the queries whose labels changed (the edited one at most), cover the edited query
     (its grades changed); with ``from_scratch``, a from-scratch analysis gives the same bytes."""
     after = _qrels_by_variant(wd, case.grader)
-    changed_any = set()
     for variant, qrels in after.items():
         changed = {q for q in set(qrels) | set(before[variant]) if qrels.get(q) != before[variant].get(q)}
-        assert changed <= {case.query}, (variant, changed)
-        changed_any |= changed
+        assert changed == {case.query} if case.moves_labels else changed <= {case.query}, (variant, changed)
         stats = json.loads((wd / "results" / "eval" / str(case.grader) / f"{variant}.stats.json").read_text())
         assert stats["computed"] == len(changed), (variant, stats)  # that query only, and only when its labels moved
         assert stats["cached"] == sum(1 for docs in qrels.values() if docs) - len(changed), (variant, stats)
-    assert changed_any == {case.query}, "the edit changes no label: pick an edit that does"
     for path in (wd / "results" / "cover" / str(case.grader)).glob("*.stats.json"):
         stats = json.loads(path.read_text())
         assert (stats["computed"], stats["queries"]) == (1, len(case.queries)), (path.name, stats)
