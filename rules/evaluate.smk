@@ -21,6 +21,7 @@ rule evaluate:
         rankings=rules.ingest.output.rankings,
     output:
         evaluation=LAYOUT.evaluation("{grader}", "{variant}"),
+        stats=LAYOUT.evaluation("{grader}", "{variant}", ".stats.json"),
     log:
         "logs/evaluate/{grader}/{variant}.log",
     benchmark:
@@ -42,6 +43,7 @@ rule evaluate_human:
         rankings=rules.ingest.output.rankings,
     output:
         evaluation=LAYOUT.evaluation("human"),
+        stats=LAYOUT.evaluation("human", None, ".stats.json"),
     log:
         "logs/evaluate/human.log",
     benchmark:
@@ -121,6 +123,7 @@ rule cover:
         rankings=rules.ingest.output.rankings,
     output:
         per_query=LAYOUT.cover("{grader}", "{tau}"),
+        stats=LAYOUT.cover("{grader}", "{tau}", ".stats.json"),
         cover=LAYOUT.leaderboard("{grader}", "cover-{tau}", "cover"),
         ncover=LAYOUT.leaderboard("{grader}", "cover-{tau}", "ncover"),
     log:

@@ -6,7 +6,7 @@ def stage(config, sm):
     from autograde.pipeline.stages import run_cover
 
     i, o = sm.input, sm.output
-    run_cover(config, i.grades, i.rankings, int(sm.wildcards.tau), o.per_query, o.cover, o.ncover)
+    run_cover(config, i.grades, i.rankings, int(sm.wildcards.tau), o.per_query, o.cover, o.ncover, o.stats)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

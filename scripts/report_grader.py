@@ -10,7 +10,7 @@ def stage(config, sm):
     i = sm.input
     evaluations = dict(zip(spec.variants, i.evaluations, strict=True)) if len(i.evaluations) else {}
     run_grader_reports(spec, ReportsConfig.model_validate(sm.params.reports), i.grades, i.judgments, i.rankings,
-                       i.queries, evaluations, dict(sm.output.items()))
+                       i.queries, evaluations, dict(sm.output.items()), config.grading.cache_dir)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

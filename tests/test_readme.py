@@ -1,5 +1,5 @@
 """README.md stays true: its config table is the one generated from the config models, and its measured numbers
-are those of docs/measurements.json (written by benchmarks/measure_readme.py)."""
+are those of docs/measurements.json (written by benchmarks/measure_readme.py and benchmarks/dl20_edit.py)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,24 @@ def test_docs_numbers_come_from_the_measurements_file() -> None:
               f"plots), {site['leaderboards_correlated']} leaderboards in the correlation report")
     assert phrase in text, phrase
     assert f"the whole example workflow takes {ex['seconds']} s on 2 cores" in text
+
+
+def _dl20_edit_phrase(m: dict) -> str:
+    """How README.md and docs/banks.md state benchmarks/dl20_edit.py's measurement (the edit loop at DL20 size)."""
+    e = m["dl20_edit"]
+    return (f"a full run takes {e['full_seconds']} s ({e['full_jobs']} jobs) and the rerun after a one-question edit "
+            f"{e['edit_seconds']} s ({e['edit_jobs']} jobs, {e['ratio']:.1%} of the full run)")
+
+
+def test_dl20_edit_numbers_come_from_the_measurements_file() -> None:
+    """The DL20-size edit loop (full run vs one-question edit rerun) is stated as benchmarks/dl20_edit.py measured it."""
+    m = _measured()
+    phrase = _dl20_edit_phrase(m)
+    for doc in ("README.md", "docs/banks.md"):
+        text = " ".join((REPO / doc).read_text(encoding="utf-8").split())
+        assert phrase in text, f"{doc} does not state: {phrase}"
+    counts = m["dl20_edit"]["edit_evaluation_queries"]
+    assert counts["computed"] < counts["cached"], counts  # the edit's evaluation computed a few queries, not all
 
 
 def test_cluster_docs_quote_the_generated_doctor_output() -> None:

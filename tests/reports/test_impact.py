@@ -60,3 +60,20 @@ def test_incremental_equals_a_full_rerun_without_the_item(mode: str) -> None:
             want = kendalltau(a, b).statistic
             got = imp[(imp["item_id"] == item) & (imp["measure"] == m)]["kendall"].iloc[0]
             assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want), (item, m)
+
+
+def test_cached_impact_recomputes_the_edited_query_only(tmp_path) -> None:
+    from autograde.core.tables import write_table
+    from autograde.reports.impact import bank_impact_cached
+
+    rows = [(run, q, p, s) for run, qs in RUNS.items() for q, docs in qs.items() for p, s in docs.items()]
+    path = tmp_path / "rankings.parquet"
+    write_table(path, pd.DataFrame(rows, columns=["run", "query_id", "passage_id", "score"]), None)
+    measures = ["recip_rank", "ndcg_cut_10"]
+    cache = tmp_path / "cache"
+    for grades, computed in ((GRADES, 2), (GRADES, 0), (GRADES.assign(grade=GRADES["grade"].where(
+            GRADES["query_id"] != "q2", 5)), 1)):
+        ev = _evaluation(grades, measures)
+        got, n = bank_impact_cached(grades, path, ev, "max", 4, measures, "zero", None, cache)
+        pd.testing.assert_frame_equal(got, bank_impact(grades, RUNS, ev, "max", 4, measures))
+        assert (n["computed"], n["cached"]) == (computed, 2 - computed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -97,6 +98,38 @@ def test_site_is_deterministic_and_respects_the_passage_limit(example_run: Path,
     grid = _Grid()
     grid.feed((tmp_path / "c" / "minilm-questions" / "q" / f"{slug(q)}.html").read_text(encoding="utf-8"))
     assert grid.rows == 5 and n > 5
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_query_pages_from_the_cache_equal_rendered_ones(example_run: Path, tmp_path: Path) -> None:
+    """A query page is rendered again only when one of its inputs changed; read back, it is the same bytes; the
+    site is updated in place, an unchanged page keeps its file."""
+    from autograde.core.tables import read_table, write_table
+
+    results = tmp_path / "results"
+    shutil.copytree(example_run / "results", results)
+    official, graders, cache = example_run / "data" / "official_leaderboard.json", ["minilm-questions"], tmp_path / "c"
+    first = build_site(results, tmp_path / "a", ReportsConfig(), graders, official, cache_dir=cache)
+    again = build_site(results, tmp_path / "b", ReportsConfig(), graders, official, cache_dir=cache)
+    assert (first["query_pages"]["computed"], again["query_pages"]["computed"], again["query_pages"]["cached"]) == (
+        8, 0, 8)
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    before = {p: (tmp_path / "a" / p).stat().st_mtime_ns for p in _files(tmp_path / "a")}
+    path = results / "grades" / "minilm-questions.parquet"
+    grades = read_table(path)
+    grades.loc[(grades["query_id"] == "q105").to_numpy().nonzero()[0][0], "grade"] = 0  # one grade of q105
+    write_table(path, grades, ["query_id", "passage_id", "item_id"])
+    edited = build_site(results, tmp_path / "a", ReportsConfig(), graders, official, cache_dir=cache)
+    assert (edited["query_pages"]["computed"], edited["written"]) == (1, 1)
+    build_site(results, tmp_path / "full", ReportsConfig(), graders, official)  # no cache: everything rendered
+    assert _files(tmp_path / "a") == _files(tmp_path / "full")
+    changed = {p for p, t in before.items() if (tmp_path / "a" / p).stat().st_mtime_ns != t}
+    assert changed == {"minilm-questions/q/q105.html"}
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_link_checker_finds_missing_files_and_anchors(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         spec = grader_report_spec(config, g)
         evaluations = {v: lay.evaluation(g, v) for v in spec.variants}
         run_grader_reports(spec, rc, lay.grades(g), lay.ingest("judgments"), lay.ingest("rankings"),
-                           lay.ingest("queries"), evaluations, grader_report_files(r, g))
+                           lay.ingest("queries"), evaluations, grader_report_files(r, g), config.grading.cache_dir)
     if not args.no_correlation and config.data.official_leaderboard:
         from autograde.workflow.leaderboards import leaderboards
 
@@ -125,7 +125,7 @@ def cmd_site(args: argparse.Namespace) -> int:
              else rc.relevant_level_or(config.evaluation.human_relevance_level))
     graders = args.grader or [g.name for g in config.graders]
     out = args.out or Layout.of(results).site
-    stats = run_site(rc, results, out, graders, official, level)
+    stats = run_site(rc, results, out, graders, official, level, config.grading.cache_dir)
     print(f"{out}/index.html: {stats['pages']} pages, {stats['bytes'] / 1e6:.1f} MB, {stats['seconds']} s")
     return 0
 

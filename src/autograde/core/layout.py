@@ -134,11 +134,13 @@ class Layout:
     def qrels(self, grader: str, variant: str | QrelsVariant) -> str:
         return f"{self.root}/qrels/{grader}/{variant}.qrels"
 
-    def evaluation(self, grader: str, variant: str | QrelsVariant | None = None) -> str:
-        """Per-query measures of every system under a grader's variant (or the human qrels: no variant)."""
+    def evaluation(self, grader: str, variant: str | QrelsVariant | None = None, suffix: str = ".parquet") -> str:
+        """Per-query measures of every system under a grader's variant (human qrels: no variant), or ``.stats.json``.
+
+        The stats say how many queries the job computed and how many it read from the per-query cache."""
         if variant is None:
-            return f"{self.root}/eval/{grader}.parquet"
-        return f"{self.root}/eval/{grader}/{variant}.parquet"
+            return f"{self.root}/eval/{grader}{suffix}"
+        return f"{self.root}/eval/{grader}/{variant}{suffix}"
 
     def leaderboards_dir(self, grader: str | None = None) -> str:
         """The folder of one grader's leaderboards (its variants as subfolders), or of all of them."""
@@ -164,9 +166,9 @@ class Layout:
             return {"grader": parts[0], "qrels": "-", "measure": parts[1]}
         return {"grader": p.parent.name or "-", "qrels": "-", "measure": p.stem}
 
-    def cover(self, grader: str, tau: int | str) -> str:
-        """Per-query cover of one grader at threshold ``tau``."""
-        return f"{self.root}/cover/{grader}/cover-{tau}.parquet"
+    def cover(self, grader: str, tau: int | str, suffix: str = ".parquet") -> str:
+        """Per-query cover of one grader at threshold ``tau`` (suffix ``.stats.json``: what the job computed)."""
+        return f"{self.root}/cover/{grader}/cover-{tau}{suffix}"
 
     @property
     def correlation(self) -> str:
@@ -277,6 +279,9 @@ CACHE_FOLDERS: tuple[CacheFolder, ...] = (
                 "in $IR_DATASETS_HOME)", "safe: rewritten from ir_datasets' own cache"),
     CacheFolder("checks", "stamps of input checks that passed (keyed by the config and the inputs' sizes and times)",
                 "safe: the checks run again"),
+    CacheFolder("analysis", "per-query values of the analysis stages (every system's measures, cover, the bank impact, "
+                "the site's query pages) and per-query digests of the rankings, keyed by content "
+                "(autograde.core.querycache)", "safe: the next run computes every query again (a full analysis)"),
 )
 """Every folder under ``grading.cache_dir``. Nothing else writes there (a structure test keeps it so)."""
 
@@ -316,3 +321,7 @@ class CacheLayout:
 
     def check_stamp(self, key: str) -> str:
         return f"{self.folder('checks')}/{key}.json"
+
+    def analysis(self, stage: str) -> str:
+        """The stored per-query values of one analysis stage (``evaluate``, ``cover``, ...)."""
+        return f"{self.folder('analysis')}/{stage}"

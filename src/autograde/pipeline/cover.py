@@ -25,7 +25,9 @@ Matches the workbench's ``compute_exam_cover_scores`` on the same graded file:
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -33,12 +35,20 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import ranks_desc
 from autograde.io.trec import trec_ranked
 
+if TYPE_CHECKING:
+    from autograde.core.querycache import QueryStats
+
 MissingPolicy = Literal["skip", "zero"]
 
 
+COVER_COLUMNS = ["run", "query_id", "covered", "items", "pool_covered", "cover", "ncover"]
+
+
 def cover_per_query(grades: pd.DataFrame, rankings: pd.DataFrame, threshold: int, depth: int,
-                    missing_queries: MissingPolicy = "skip") -> pd.DataFrame:
-    """Per (run, query): covered items, cover and n-cover; columns run, query_id, covered, items, pool_covered, cover, ncover."""
+                    missing_queries: MissingPolicy = "skip", runs: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per (run, query): covered items, cover and n-cover; columns run, query_id, covered, items, pool_covered, cover,
+    ncover. ``runs``: every system (under ``missing_queries="zero"`` each scores on every query; default: the runs of
+    ``rankings``)."""
     ok = grades.dropna(subset=["grade"])
     items = ok.groupby("query_id")["item_id"].nunique()
     hits = ok[ok["grade"] >= threshold][["query_id", "passage_id", "item_id"]]
@@ -49,8 +59,8 @@ def cover_per_query(grades: pd.DataFrame, rankings: pd.DataFrame, threshold: int
     graded = grades[["query_id", "passage_id"]].drop_duplicates()
     present = top.merge(graded, on=["query_id", "passage_id"])[["run", "query_id"]].drop_duplicates()
     if missing_queries == "zero":
-        runs = rankings["run"].unique()
-        present = pd.MultiIndex.from_product([runs, items.index], names=["run", "query_id"]).to_frame(index=False)
+        systems = rankings["run"].unique() if runs is None else list(runs)
+        present = pd.MultiIndex.from_product([systems, items.index], names=["run", "query_id"]).to_frame(index=False)
     elif missing_queries != "skip":
         raise InvalidValueError(f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}")
     rows = []
@@ -60,7 +70,41 @@ def cover_per_query(grades: pd.DataFrame, rankings: pd.DataFrame, threshold: int
         c = int(covered.get((run, q), 0))
         pc = int(pool_cov.get(q, 0))
         rows.append((run, q, c, int(items[q]), pc, c / items[q], c / pc if pc else 0.0))
-    return pd.DataFrame(rows, columns=["run", "query_id", "covered", "items", "pool_covered", "cover", "ncover"])
+    return pd.DataFrame(rows, columns=COVER_COLUMNS)
+
+
+COVER_VERSION = 1
+"""Bumped when what :func:`cover_per_query` computes changes (stored per-query values of older code are unused)."""
+
+
+def cover_cached(grades: pd.DataFrame, rankings_path: str | Path, threshold: int, depth: int,
+                 missing_queries: MissingPolicy, cache_dir: str | Path | None) -> tuple[pd.DataFrame, QueryStats]:
+    """:func:`cover_per_query` over the rankings table at ``rankings_path``, rows sorted by run and query, computing
+    only the queries whose grades or rankings changed since a stored computation (the per-query cache of
+    ``cache_dir``; None: none). A query's key is its grade rows, every run's rows for it, the run list, the
+    threshold, the depth, the policy and :data:`COVER_VERSION`."""
+    from autograde.core.querycache import QueryCache
+    from autograde.pipeline.perquery import query_digests, rankings_digests, read_rankings
+
+    digests = rankings_digests(rankings_path, cache_dir)
+    graded = query_digests(grades, ["passage_id", "item_id", "grade"])
+    cache = QueryCache(cache_dir, "cover", COVER_VERSION)
+    keys = {q: cache.key({"grades": graded[q], "rankings": digests.of(q), "runs": digests.runs,
+                          "threshold": int(threshold), "depth": int(depth), "missing": missing_queries})
+            for q in sorted(graded)}
+
+    def compute(queries: list[str]) -> dict[str, list[list[Any]]]:
+        sub = grades[grades["query_id"].isin(set(queries))]
+        per_q = cover_per_query(sub, read_rankings(rankings_path, queries, digests), threshold, depth,
+                                missing_queries, digests.runs)
+        out: dict[str, list[list[Any]]] = {q: [] for q in queries}
+        for run, q, c, n, pc, cov, ncov in per_q.itertuples(index=False):
+            out[str(q)].append([str(run), str(q), int(c), int(n), int(pc), float(cov), float(ncov)])
+        return out
+
+    values = cache.values(keys, compute)
+    rows = sorted((tuple(r) for q in keys for r in values[q]), key=lambda r: (r[0], r[1]))
+    return pd.DataFrame(rows, columns=COVER_COLUMNS), cache.stats
 
 
 def _mean_stderr(values: pd.Series) -> tuple[float, float, int]:

@@ -169,15 +169,24 @@ def run_qrels(grades_path: str | Path, mode: str, threshold: int, out_path: str 
 
 
 def run_evaluate(config: Config, qrels_path: str | Path, rankings_path: str | Path, level: int,
-                 out_path: str | Path) -> None:
-    from autograde.core.tables import read_table, write_table
+                 out_path: str | Path, stats_path: str | Path | None = None) -> dict[str, Any]:
+    """trec_eval measures of every system on every query (and each system's ``all``); only the queries whose judgments
+    or rankings changed are computed, the others read from the per-query cache. Returns (and writes to
+    ``stats_path``) how many queries were computed and how many read back."""
+    from autograde.core.querycache import describe
+    from autograde.core.tables import write_table
+    from autograde.core.text import atomic_write_text
     from autograde.io.trec import read_qrels
-    from autograde.pipeline.leaderboard import evaluate_systems, runs_from_rankings
+    from autograde.pipeline.leaderboard import evaluate_cached
 
-    qrels = read_qrels(qrels_path)
-    runs = runs_from_rankings(read_table(rankings_path))
-    ev = evaluate_systems(qrels, runs, list(config.evaluation.measures), level, config.evaluation.missing_queries)
+    ev, counts = evaluate_cached(read_qrels(qrels_path), rankings_path, list(config.evaluation.measures), level,
+                                 config.evaluation.missing_queries, config.grading.cache_dir)
     write_table(out_path, ev, ["run", "query_id", "measure"], metadata={"relevance_level": level})
+    stats = {**counts, "runs": int(ev["run"].nunique()) if len(ev) else 0, "rows": len(ev)}
+    if stats_path:
+        atomic_write_text(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    logger.info("evaluate %s: %s", out_path, describe(counts))
+    return stats
 
 
 def run_leaderboards(evaluation_path: str | Path, measures: list[str], out_paths: list[str],
@@ -252,20 +261,29 @@ def run_generation_metrics(config: Config, data_path: str | Path, json_path: str
 
 
 def run_cover(config: Config, grades_path: str | Path, rankings_path: str | Path, threshold: int,
-              per_query_path: str | Path, cover_path: str | Path, ncover_path: str | Path) -> None:
-    """Rubric-Cover per query (parquet) and the cover / n-cover leaderboards (TSV)."""
+              per_query_path: str | Path, cover_path: str | Path, ncover_path: str | Path,
+              stats_path: str | Path | None = None) -> dict[str, Any]:
+    """Rubric-Cover per query (parquet) and the cover / n-cover leaderboards (TSV); only the queries whose grades or
+    rankings changed are computed (the others read from the per-query cache). Returns (and writes to ``stats_path``)
+    how many queries were computed and how many read back."""
+    from autograde.core.querycache import describe
     from autograde.core.tables import read_table, write_table
     from autograde.core.text import atomic_write_text
-    from autograde.pipeline.cover import cover_leaderboard, cover_per_query
+    from autograde.pipeline.cover import cover_cached, cover_leaderboard
 
     grades = read_table(grades_path, ["query_id", "passage_id", "item_id", "grade"])
-    per_q = cover_per_query(grades, read_table(rankings_path), threshold, config.cover.depth,
-                            config.cover.missing_queries)
+    per_q, counts = cover_cached(grades, rankings_path, threshold, config.cover.depth, config.cover.missing_queries,
+                                 config.grading.cache_dir)
     write_table(per_query_path, per_q, ["run", "query_id"], metadata={"threshold": threshold})
     for measure, path in (("cover", cover_path), ("ncover", ncover_path)):
         lb = cover_leaderboard(per_q, measure)  # type: ignore[arg-type]
         lb["rank"] = lb["rank"].map(lambda r: f"{r:g}")
         atomic_write_text(path, lb.to_csv(sep="\t", index=False, float_format="%.4f"))
+    stats = {**counts, "rows": len(per_q)}
+    if stats_path:
+        atomic_write_text(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    logger.info("cover %s: %s", per_query_path, describe(counts))
+    return stats
 
 
 def run_correlation(config: Config, leaderboards: list[dict[str, str]], out_path: str | Path) -> None:

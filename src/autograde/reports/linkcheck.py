@@ -11,6 +11,7 @@ every ``#fragment`` an existing ``id`` (or ``name``) in its target page.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -38,10 +39,33 @@ def _parse(path: Path) -> _Collector:
     return c
 
 
-def broken_links(site: str | Path) -> list[str]:
-    """``"page: link (why)"`` for every broken local link of every ``*.html`` under ``site`` (sorted)."""
+def page_links(html: str) -> tuple[list[str], list[str]]:
+    """(links, ids) of one page's text: what :func:`broken_links` checks of it (given, the page is not parsed again).
+
+    >>> page_links('<a href="b.html#x" id="top">b</a>')
+    (['b.html#x'], ['top'])
+    """
+    c = _Collector()
+    c.feed(html)
+    return c.links, sorted(c.ids)
+
+
+def broken_links(site: str | Path, parsed: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None
+                 ) -> list[str]:
+    """``"page: link (why)"`` for every broken local link of every ``*.html`` under ``site`` (sorted).
+
+    ``parsed``: (links, ids) of pages already parsed (:func:`page_links`), by path relative to ``site``."""
     root = Path(site).resolve()
-    pages = {p.resolve(): _parse(p) for p in root.rglob("*.html")}
+    known = dict(parsed or {})
+    pages: dict[Path, _Collector] = {}
+    for p in root.rglob("*.html"):
+        rel = p.relative_to(root).as_posix()
+        if rel in known:
+            c = _Collector()
+            c.links, c.ids = list(known[rel][0]), set(known[rel][1])
+            pages[p.resolve()] = c
+        else:
+            pages[p.resolve()] = _parse(p)
     out = []
     for page, c in sorted(pages.items()):
         rel = page.relative_to(root).as_posix()

@@ -53,6 +53,18 @@ def environment() -> Environment:
     return env
 
 
+@cache
+def templates_digest() -> str:
+    """A hash of every template file (a changed template makes every stored page stale)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in sorted(TEMPLATES.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(TEMPLATES).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:32]
+
+
 def render_page(template: str, **context: Any) -> str:
     """Render one template with ``context``."""
     return environment().get_template(template).render(**context)

@@ -27,9 +27,11 @@ import pandas as pd
 from autograde.config.reports import GRADER_REPORT_FILES, ReportsConfig
 from autograde.core.layout import HUMAN, Layout
 from autograde.core.log import logger
+from autograde.core.querycache import QueryCache
 from autograde.core.tables import read_table
-from autograde.reports.linkcheck import broken_links
-from autograde.reports.render import render_page
+from autograde.pipeline.perquery import query_digests
+from autograde.reports.linkcheck import broken_links, page_links
+from autograde.reports.render import render_page, templates_digest
 
 
 def slug(name: str) -> str:
@@ -196,11 +198,18 @@ def _query_page_data(g: GraderData, q: str, pool_text: dict[tuple[str, str], str
 
 def build_site(results: str | Path, out: str | Path, cfg: ReportsConfig | None = None,
                graders: Sequence[str] | None = None, official_path: str | Path | None = None,
-               relevant_level: int = 2, title: str = "autograde review") -> dict[str, Any]:
-    """Build the site from a results folder into ``out`` (replaced as a whole); returns page/byte counts.
+               relevant_level: int = 2, title: str = "autograde review",
+               cache_dir: str | Path | None = None) -> dict[str, Any]:
+    """Build the site from a results folder into ``out``; returns page/byte counts and how many query pages were
+    rendered (``query_pages``: the others are read from the per-query cache of ``cache_dir``, where every input of
+    the page is unchanged).
 
-    Raises ``RuntimeError`` listing the broken links if the link check finds any.
+    The site is built beside ``out`` and checked first; then only the files whose bytes changed are written into
+    ``out`` (and the files no longer made are removed), so an unchanged page keeps its file. Raises
+    ``RuntimeError`` listing the broken links if the link check finds any (``out`` is then left as it was).
     """
+    from autograde.core.querycache import describe
+
     t0 = time.perf_counter()
     cfg = cfg or ReportsConfig()
     res = Path(results)
@@ -208,20 +217,54 @@ def build_site(results: str | Path, out: str | Path, cfg: ReportsConfig | None =
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    cache = QueryCache(cache_dir, "site", f"{SITE_VERSION}/{templates_digest()}")
     try:
-        stats = _build(res, tmp, cfg, graders, official_path, relevant_level, title)
-        problems = broken_links(tmp)
+        parsed: dict[str, tuple[list[str], list[str]]] = {}
+        stats = _build(res, tmp, cfg, graders, official_path, relevant_level, title, cache, parsed)
+        problems = broken_links(tmp, parsed)
         if problems:
             raise RuntimeError("the site has broken links:\n  " + "\n  ".join(problems[:50]))
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
+        stats["written"] = _update(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    stats["query_pages"] = dict(cache.stats)
     stats["seconds"] = round(time.perf_counter() - t0, 2)
-    logger.info("site: %d pages, %.1f MB in %s (%.1f s)", stats["pages"], stats["bytes"] / 1e6, out, stats["seconds"])
+    logger.info("site: %d pages, %.1f MB in %s, %d files written; query pages: %s (%.1f s)", stats["pages"],
+                stats["bytes"] / 1e6, out, stats["written"], describe(cache.stats), stats["seconds"])
     return stats
+
+
+SITE_VERSION = 1
+"""Bumped when what a query page shows changes in code (a changed template is noticed by itself)."""
+
+
+def _update(new: Path, out: Path) -> int:
+    """Make ``out`` hold exactly the files of ``new``, writing only files whose bytes differ; returns how many."""
+    import filecmp
+    import os
+
+    written = 0
+    if out.exists() and not out.is_dir():
+        out.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    fresh = {p.relative_to(new) for p in new.rglob("*") if p.is_file()}
+    for rel in sorted(fresh):
+        dst = out / rel
+        if dst.is_file() and filecmp.cmp(new / rel, dst, shallow=False):
+            continue
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(new / rel, dst)
+        written += 1
+    for p in sorted(out.rglob("*"), reverse=True):  # deepest first: files no longer made, then empty folders
+        rel = p.relative_to(out)
+        if (p.is_file() or p.is_symlink()) and rel not in fresh:
+            p.unlink()
+        elif p.is_dir() and not any(p.iterdir()):
+            p.rmdir()
+    return written
 
 
 def _write(path: Path, text: str, stats: dict[str, Any]) -> None:
@@ -232,7 +275,8 @@ def _write(path: Path, text: str, stats: dict[str, Any]) -> None:
 
 
 def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], official_path: str | Path | None,
-           relevant_level: int, title: str) -> dict[str, Any]:
+           relevant_level: int, title: str, cache: QueryCache, parsed: dict[str, tuple[list[str], list[str]]]
+           ) -> dict[str, Any]:
     stats: dict[str, Any] = {"pages": 0, "bytes": 0}
     lay = Layout.of(res)
     queries_df = _opt_table(Path(lay.ingest("queries")))
@@ -272,9 +316,12 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
         correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
         n_systems=len(next(iter(human.values()))) if human else None), stats)
+    pool_digests = query_digests(pool[[c for c in ("query_id", "passage_id", "text", "n_systems") if c in pool]]) \
+        if len(pool) else {}
     for g in data:
         _grader_pages(out, g, queries, pool_text, pool_systems, cfg, thresholds, common,
-                      _correlation_rows(corr[corr["grader"] == g.name], methods) if len(corr) else [], stats)
+                      _correlation_rows(corr[corr["grader"] == g.name], methods) if len(corr) else [], stats,
+                      PageInputs(cache, pool_digests, parsed))
     return stats
 
 
@@ -289,7 +336,8 @@ def _reproduction_page(lay: Layout, out: Path, stats: dict[str, Any]) -> str | N
 
 def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: dict[tuple[str, str], str],
                   pool_systems: dict[tuple[str, str], int], cfg: ReportsConfig, thresholds: list[int],
-                  common: dict[str, Any], corr: list[dict[str, Any]], stats: dict[str, Any]) -> None:
+                  common: dict[str, Any], corr: list[dict[str, Any]], stats: dict[str, Any], inputs: PageInputs
+                  ) -> None:
     qids = sorted(set(g.grades["query_id"]), key=lambda q: (not q.isdigit(), int(q) if q.isdigit() else 0, q))
     first_variant = g.agreement["name"].iloc[0] if len(g.agreement) else None
     perq = g.agreement_per_query
@@ -324,16 +372,63 @@ def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: 
         "grader.html", **common, root="../", g=g, queries=qrows, correlation=corr, agreement=_agreement_rows(g.agreement),
         graded=graded_tables, impact=_records(impact), spurious=_records(spurious), missing=_records(g.missing.head(200)),
         missing_total=len(g.missing), hrefs=hrefs, leaderboards=g.leaderboards), stats)
+    pages = _query_pages(g, qids, qrows, queries, pool_text, pool_systems, cfg, thresholds, common, perq, texts, inputs)
+    for q in qids:
+        rel = f"{g.name}/q/{slug(q)}.html"
+        _write(out / rel, pages[q]["html"], stats)
+        inputs.parsed[rel] = (pages[q]["links"], pages[q]["ids"])
+
+
+@dataclass(frozen=True)
+class PageInputs:
+    """What the query pages of every grader share: the per-query cache of pages, the pool's per-query digests, and
+    the (links, ids) of every page rendered or read back (the link check does not parse them again)."""
+
+    cache: QueryCache
+    pool: dict[str, str]
+    parsed: dict[str, tuple[list[str], list[str]]]
+
+
+GRADE_PAGE_COLUMNS = ("passage_id", "item_id", "grade", "answer", "raw", "parse_status")
+"""The grade columns a query page shows."""
+
+
+def _query_pages(g: GraderData, qids: list[str], qrows: list[dict[str, Any]], queries: dict[str, str],
+                 pool_text: dict[tuple[str, str], str], pool_systems: dict[tuple[str, str], int], cfg: ReportsConfig,
+                 thresholds: list[int], common: dict[str, Any], perq: pd.DataFrame, texts: dict[str, str],
+                 inputs: PageInputs) -> dict[str, dict[str, Any]]:
+    """Every query page of a grader: ``{html, links, ids}`` per query, rendered only where one of the page's inputs
+    changed (its grades, items, labels and pool passages, its rows of the reports, its neighbours, the settings, the
+    templates), else read from the per-query cache."""
+    grades = query_digests(g.grades[["query_id", *(c for c in GRADE_PAGE_COLUMNS if c in g.grades)]])
+    items = query_digests(g.items[["query_id", "item_id", "text"]]) if len(g.items) else {}
+    labels = query_digests(g.labels) if len(g.labels) else {}
+    context: dict[str, dict[str, Any]] = {}
     for n, q in enumerate(qids):
-        page = _query_page_data(g, q, pool_text, pool_systems, cfg, thresholds)
         prev_q = qrows[n - 1]["href"].removeprefix("q/") if n > 0 else None
         next_q = qrows[n + 1]["href"].removeprefix("q/") if n + 1 < len(qids) else None
-        qper = perq[perq["query_id"] == q] if len(perq) else perq
-        _write(out / g.name / "q" / f"{slug(q)}.html", render_page(
-            "query.html", **common, root="../../", g=g, q=qrows[n], page=page, prev_q=prev_q, next_q=next_q,
-            spurious=_records(g.spurious[g.spurious["query_id"] == q]) if len(g.spurious) else [],
-            missing=_records(g.missing[g.missing["query_id"] == q]) if len(g.missing) else [],
-            per_query=_records(qper), texts=texts, max_shown=cfg.site_max_passages), stats)
+        missing = _records(g.missing[g.missing["query_id"] == q]) if len(g.missing) else []
+        context[q] = {
+            "q": qrows[n], "prev_q": prev_q, "next_q": next_q, "per_query": _records(perq[perq["query_id"] == q])
+            if len(perq) else [], "spurious": _records(g.spurious[g.spurious["query_id"] == q]) if len(g.spurious)
+            else [], "missing": missing, "texts": {m["best_item_id"]: texts[m["best_item_id"]] for m in missing
+                                                    if m.get("best_item_id") in texts}}
+    keys = {q: inputs.cache.key({
+        "grader": g.name, "grades": grades.get(q), "items": items.get(q), "labels": labels.get(q),
+        "pool": inputs.pool.get(q), "context": context[q], "common": common, "thresholds": thresholds,
+        "limits": [cfg.site_max_passages, cfg.site_text_chars]}) for q in qids}
+
+    def render(todo: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for q in todo:
+            page = _query_page_data(g, q, pool_text, pool_systems, cfg, thresholds)
+            html = render_page("query.html", **common, root="../../", g=g, page=page, max_shown=cfg.site_max_passages,
+                               **context[q])
+            links, ids = page_links(html)
+            out[q] = {"html": html, "links": links, "ids": ids}
+        return out
+
+    return inputs.cache.values(keys, render)
 
 
 def _pivot(rows: list[dict[str, Any]]) -> dict[str, Any]:

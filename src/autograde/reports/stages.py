@@ -131,14 +131,15 @@ def write_agreement(results: list, paths: Mapping[str, str]) -> None:
 
 def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: str | Path, judgments_path: str | Path,
                        rankings_path: str | Path, queries_path: str | Path, evaluations: Mapping[str, str | Path],
-                       out: Mapping[str, str]) -> dict[str, Any]:
+                       out: Mapping[str, str], cache_dir: str | Path | None = None) -> dict[str, Any]:
     """All Phase 3 reports of one grader (see :data:`GRADER_REPORT_FILES`); returns the summary.
 
-    ``evaluations`` maps each qrels variant to its per-query evaluation parquet (for the bank impact).
+    ``evaluations`` maps each qrels variant to its per-query evaluation parquet (for the bank impact, whose
+    per-query re-evaluations are read from the per-query cache of ``cache_dir`` where their inputs did not change).
     """
-    from autograde.pipeline.leaderboard import runs_from_rankings
+    from autograde.core.querycache import describe, merge_stats
     from autograde.reports import verify
-    from autograde.reports.impact import IMPACT_COLUMNS, bank_impact
+    from autograde.reports.impact import IMPACT_COLUMNS, bank_impact_cached
 
     t0 = time.perf_counter()
     grader, thresholds, level = spec.grader, list(spec.thresholds), spec.relevant_level
@@ -160,15 +161,17 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
                                        rc.spurious_min_count, items)
     _write_tsv(out["spurious"], spurious)
     impact = pd.DataFrame(columns=IMPACT_COLUMNS)
+    counts = []
     if rc.impact and evaluations:
-        runs = runs_from_rankings(read_table(rankings_path))
         frames = []
         for name, evaluation_path in evaluations.items():
             v = QrelsVariant.parse(name)
             if v.mode not in ("max", "count"):
                 continue  # calibrated labels are not made from this grader's grades
-            frames.append(bank_impact(grades, runs, read_table(evaluation_path), v.mode, v.tau, spec.measures,
-                                      spec.missing_queries, name))
+            frame, n = bank_impact_cached(grades, rankings_path, read_table(evaluation_path), v.mode, v.tau,
+                                          spec.measures, spec.missing_queries, name, cache_dir)
+            frames.append(frame)
+            counts.append(n)
         impact = pd.concat(frames, ignore_index=True) if frames else impact
     _write_tsv(out["impact"], impact)
     results = agreements_for_grader(grader, labels, judgments, spec.variants, level) if len(judgments) else []
@@ -185,9 +188,10 @@ def run_grader_reports(spec: GraderReportSpec, rc: ReportsConfig, grades_path: s
         "spec": asdict(spec),
     }
     atomic_write_text(out["summary"], json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    logger.info("reports %s: %d passages, %d items, %d missing-in-bank rows, %d spurious rows, %d impact rows (%.1f s)",
-                grader, len(labels), len(items), len(missing), len(spurious), len(impact), time.perf_counter() - t0)
-    return summary
+    logger.info("reports %s: %d passages, %d items, %d missing-in-bank rows, %d spurious rows, %d impact rows (bank "
+                "impact: %s; %.1f s)", grader, len(labels), len(items), len(missing), len(spurious), len(impact),
+                describe(merge_stats(counts)), time.perf_counter() - t0)
+    return {**summary, "cache": merge_stats(counts)}
 
 
 def _num(x: float) -> float | None:
@@ -272,8 +276,10 @@ def report_targets(config: Config) -> list[str]:
 
 
 def run_site(rc: ReportsConfig, results: str | Path, out: str | Path, graders: Sequence[str] | None,
-             official_path: str | Path | None, relevant_level: int) -> dict[str, Any]:
-    """Build the review site (see :mod:`autograde.reports.site`)."""
+             official_path: str | Path | None, relevant_level: int, cache_dir: str | Path | None = None
+             ) -> dict[str, Any]:
+    """Build the review site (see :mod:`autograde.reports.site`; query pages whose inputs did not change are read
+    from the per-query cache of ``cache_dir``)."""
     from autograde.reports.site import build_site
 
-    return build_site(results, out, rc, graders, official_path, relevant_level)
+    return build_site(results, out, rc, graders, official_path, relevant_level, cache_dir=cache_dir)
