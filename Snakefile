@@ -35,6 +35,7 @@ include: "rules/rubric.smk"
 include: "rules/calibrated.smk"
 include: "rules/reproduce.smk"
 include: "rules/nuggets.smk"
+include: "rules/ppi.smk"
 
 
 rule all:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autograde.config.banks import BankGenerationConfig, add_generated_banks
+from autograde.config.human_sample import HumanSampleConfig, check_human_sample_config
 from autograde.config.nuggets import NuggetsConfig, check_nuggets_config
 from autograde.config.reports import ReportsConfig
 from autograde.config.rubric import CalibratedQrelsConfig, RubricConfig
@@ -182,6 +183,7 @@ class Config(Strict):
     rubric: RubricConfig | None = Field(default=None, description="LLM-RUBRIC calibration network (Hashemi et al., ACL 2024) on rubric answers and human judges; null = off; see docs/rubric.md")
     calibrated_qrels: CalibratedQrelsConfig | None = Field(default=None, description="calibrated relevance labels from several graders' qrels or grades, trained on the judged passages (cross-validated by query); evaluated like another grader named 'calibrated'; null = off")
     nuggets: NuggetsConfig | None = Field(default=None, description="nugget scores of the RAG answers (TREC RAG 2024: importance, assignment, All / Vital / Weighted scores, leaderboards); null = off; see docs/nuggets.md")
+    human_sample: HumanSampleConfig | None = Field(default=None, description="estimates with intervals from human judgments of a sample of the pool (prediction-powered, human-only and LLM-only per system and measure; Holm-corrected comparisons; the judging page); null = off; see docs/human_sample.md")
 
     @model_validator(mode="before")
     @classmethod
@@ -203,6 +205,7 @@ class Config(Strict):
                 out.append((("graders", i, "bank"), f"grader {g.name!r} uses bank {g.bank!r}, which is not under "
                             f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
         out += check_nuggets_config(self)  # the nuggets: section against banks, graders and answers
+        out += check_human_sample_config(self)  # the human_sample: section against graders and their variants
         return out
 
     def grader(self, name: str) -> GraderConfig:

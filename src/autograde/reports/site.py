@@ -28,6 +28,7 @@ from autograde.config.reports import GRADER_REPORT_FILES, ReportsConfig
 from autograde.core.layout import HUMAN, Layout
 from autograde.core.log import logger
 from autograde.core.tables import read_table
+from autograde.reports.human_sample_pages import build_human_sample_pages
 from autograde.reports.linkcheck import broken_links
 from autograde.reports.render import render_page
 
@@ -266,7 +267,8 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     _write(out / "index.html", render_page(
         "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
-        n_systems=len(next(iter(human.values()))) if human else None), stats)
+        n_systems=len(next(iter(human.values()))) if human else None,
+        human_sample=build_human_sample_pages(res, out, common, _write, stats)), stats)
     for g in data:
         _grader_pages(out, g, queries, pool_text, pool_systems, cfg, thresholds, common,
                       _correlation_rows(corr[corr["grader"] == g.name], methods) if len(corr) else [], stats)

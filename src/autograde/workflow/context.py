@@ -180,6 +180,9 @@ class WorkflowContext:
         from autograde.nuggets.workflow import nugget_targets
 
         out += nugget_targets(self.config)  # nugget scores of the RAG answers (when configured)
+        from autograde.ppi.workflow import site_inputs
+
+        out += site_inputs(self.config)  # estimates with intervals from a human sample, the judging page's data
         return out
 
 
