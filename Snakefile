@@ -35,6 +35,7 @@ include: "rules/rubric.smk"
 include: "rules/calibrated.smk"
 include: "rules/reproduce.smk"
 include: "rules/nuggets.smk"
+include: "rules/audit.smk"
 include: "rules/ppi.smk"
 
 
@@ -42,3 +43,7 @@ rule all:
     default_target: True
     input:
         CTX.final_outputs(),
+
+
+onsuccess:
+    print_outputs(CTX)

@@ -9,8 +9,8 @@ from autograde.ppi.workflow import (
     estimate_outputs,
     estimate_params,
     human_sample_targets,
-    judge_inputs,
-    judge_output,
+    judging_inputs,
+    judging_output,
 )
 
 if human_sample_targets(CTX.config):
@@ -35,15 +35,15 @@ if human_sample_targets(CTX.config):
             "../scripts/human_sample_estimates.py"
 
 
-if judge_output(CTX.config):
+if judging_output(CTX.config):
 
-    rule human_sample_judge:
+    rule human_sample_judging:
         input:
-            **judge_inputs(CTX.config),
+            **judging_inputs(CTX.config),
         output:
-            judge_output(CTX.config),
+            judging_output(CTX.config),
         log:
-            "logs/human_sample/judge.log",
+            "logs/human_sample/judging.log",
         group:
             "analysis"
         conda:
@@ -51,4 +51,4 @@ if judge_output(CTX.config):
         params:
             settings=estimate_params(CTX.config),
         script:
-            "../scripts/human_sample_judge.py"
+            "../scripts/human_sample_judging.py"

@@ -21,6 +21,7 @@ import argparse
 
 from autograde import __version__
 from autograde.cli import (
+    audit,
     banks,
     doctor,
     interchange,
@@ -36,7 +37,7 @@ from autograde.cli import (
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 
-GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets, sample)
+GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets, audit, sample)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]

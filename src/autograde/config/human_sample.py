@@ -71,7 +71,7 @@ class HumanSampleConfig(_Strict):
     alpha: float = Field(default=0.05, gt=0, lt=1, description="family-wise error rate of the Holm-corrected comparisons of every pair of systems (per measure)")
     variance: Literal["labels", "queries"] = Field(default="labels", description="labels: the queries are fixed, only the sample of judgments varies; queries: the queries are a sample too (variance between per-query estimates)")
     recalibrate_counts: bool = Field(default=True, description="the counts behind nDCG's ideal DCG and the number of relevant passages (map, recall) use the predictions recalibrated on the sample (post-stratification); linear measures never do")
-    judge_page: bool = Field(default=True, description="the review site gets a judging page for the design's passages not judged yet (site/judge/index.html)")
+    judging_page: bool = Field(default=True, description="the review site gets a judging page for the design's passages not judged yet (site/judging/index.html)")
 
     @field_validator("levels")
     @classmethod

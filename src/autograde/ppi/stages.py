@@ -179,7 +179,7 @@ def run_answer(config: Any, full_qrels: str, out: str, design_path: str | None =
     return sum(len(v) for v in have.values())
 
 
-def judge_data(config: Any, design_path: str, pool_path: str | Path, queries_path: str | Path,
+def judging_data(config: Any, design_path: str, pool_path: str | Path, queries_path: str | Path,
                qrels: str | None = None) -> dict[str, Any]:
     """What the judging page shows: every drawn passage not judged yet (query, passage text, inclusion
     probability, round), the judgments already made (the page exports them with the new ones, so its file is the
@@ -206,9 +206,9 @@ def judge_data(config: Any, design_path: str, pool_path: str | Path, queries_pat
             "design": str(design_path)}
 
 
-def run_judge_data(config: Any, design_path: str, pool_path: str | Path, queries_path: str | Path, out: str,
+def run_judging_data(config: Any, design_path: str, pool_path: str | Path, queries_path: str | Path, out: str,
                    qrels: str | None = None) -> None:
-    data = judge_data(config, design_path, pool_path, queries_path, qrels)
+    data = judging_data(config, design_path, pool_path, queries_path, qrels)
     atomic_write_text(out, json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
     logger.info("judging page data: %d passage(s) to judge, %d judged (%s)", len(data["items"]), len(data["known"]),
                 out)

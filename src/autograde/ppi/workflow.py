@@ -104,17 +104,17 @@ def human_sample_targets(config: Any) -> list[str]:
     return list(estimate_outputs(config).values())
 
 
-def judge_output(config: Any) -> str | None:
-    """The judging page's data (``results/human_sample/judge.json``) when a design file exists and the page is on."""
+def judging_output(config: Any) -> str | None:
+    """The judging page's data (``results/human_sample/judging.json``) when a design file exists and the page is on."""
     from pathlib import Path
 
     h = human_sample_section(config)
-    if h is None or not h.design or not h.judge_page or not Path(h.design).is_file():
+    if h is None or not h.design or not h.judging_page or not Path(h.design).is_file():
         return None
-    return Layout.of(config.results_dir).human_sample("judge.json")
+    return Layout.of(config.results_dir).human_sample("judging.json")
 
 
-def judge_inputs(config: Any) -> dict[str, Any]:
+def judging_inputs(config: Any) -> dict[str, Any]:
     """Inputs of the judging page's data: the design, the pool, the queries and the judgments so far."""
     from pathlib import Path
 
@@ -129,5 +129,5 @@ def judge_inputs(config: Any) -> dict[str, Any]:
 
 def site_inputs(config: Any) -> list[str]:
     """What the review site's human-sample pages read: the estimates and the judging page's data."""
-    judge = judge_output(config)
+    judge = judging_output(config)
     return human_sample_targets(config) + ([judge] if judge else [])

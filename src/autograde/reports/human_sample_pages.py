@@ -3,8 +3,8 @@ each system's prediction-powered estimate and interval, its LLM-only value and h
 groups the data cannot separate) and the judging page (the design's passages not judged yet, one at a time, graded
 by keyboard, kept in the browser, exported as TREC qrels).
 
-Both read the results folder only (``results/human_sample/``: the estimates rule's tables and ``judge.json``);
-pages live at ``site/human_sample/index.html`` and ``site/judge/index.html``.
+Both read the results folder only (``results/human_sample/``: the estimates rule's tables and ``judging.json``);
+pages live at ``site/human_sample/index.html`` and ``site/judging/index.html``.
 """
 
 from __future__ import annotations
@@ -72,9 +72,9 @@ def _read(path: Path) -> pd.DataFrame:
 def build_human_sample_pages(res: Path, out: Path, common: dict[str, Any], write: Write,
                              stats: dict[str, Any]) -> dict[str, Any]:
     """Write the estimates page and the judging page when their data exist; returns the index's links
-    (``estimates``, ``judge``: hrefs or None) and the summary."""
+    (``estimates``, ``judging``: hrefs or None) and the summary."""
     lay = Layout.of(res)
-    links: dict[str, Any] = {"estimates": None, "judge": None, "summary": None}
+    links: dict[str, Any] = {"estimates": None, "judging": None, "summary": None}
     summary_path = Path(lay.human_sample("summary.json"))
     if summary_path.is_file():
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -97,10 +97,10 @@ def build_human_sample_pages(res: Path, out: Path, common: dict[str, Any], write
             "human_sample.html", **common, root="../", summary=summary, sections=sections), stats)
         links["estimates"] = "human_sample/index.html"
         links["summary"] = summary
-    judge_path = Path(lay.human_sample("judge.json"))
-    if judge_path.is_file():
-        data = json.loads(judge_path.read_text(encoding="utf-8"))
-        write(out / "judge" / "index.html", render_page("judge.html", **common, root="../", data=data), stats)
-        links["judge"] = "judge/index.html"
+    judging_path = Path(lay.human_sample("judging.json"))
+    if judging_path.is_file():
+        data = json.loads(judging_path.read_text(encoding="utf-8"))
+        write(out / "judging" / "index.html", render_page("judging.html", **common, root="../", data=data), stats)
+        links["judging"] = "judging/index.html"
         links["to_judge"] = len(data.get("items", []))
     return links

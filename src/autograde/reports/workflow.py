@@ -75,6 +75,9 @@ class ReportRules:
         from autograde.nuggets.workflow import nugget_targets
 
         inputs["nuggets"] = nugget_targets(self.config)  # the nugget pages (when nuggets: is configured)
+        from autograde.config.audit import audit_targets
+
+        inputs["audit"] = audit_targets(self.config)  # the judge cards (when audit: is configured)
         from autograde.ppi.workflow import site_inputs as human_sample_site_inputs
 
         inputs["human_sample"] = human_sample_site_inputs(self.config)  # intervals and the judging page
