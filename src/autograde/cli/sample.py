@@ -70,10 +70,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from autograde.ppi.stages import run_answer, section
+    from autograde.ppi.stages import required_section, run_answer
 
     config = load_experiment(args)
-    out = args.out or section(config).qrels
+    out = args.out or required_section(config).qrels
     if not out:
         from autograde.core.errors import ConfigError
 

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from autograde.core.errors import InvalidValueError, Problems
+from autograde.core.ids import PairKey
 from autograde.core.survey import capped_probabilities
 from autograde.core.text import atomic_write_text, iter_lines
 from autograde.ppi.measures import RankedPool
@@ -41,7 +42,6 @@ from autograde.ppi.measures import RankedPool
 DesignKind = Literal["simple_random", "stratified", "active"]
 DESIGN_KINDS: tuple[str, ...] = ("simple_random", "stratified", "active")
 HEADER = "#autograde-design"
-PairKey = tuple[str, str]
 
 
 @dataclass

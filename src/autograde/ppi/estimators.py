@@ -30,7 +30,8 @@ import numpy as np
 
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
-from autograde.ppi.measures import EstimableMeasure, Gains, Linearized, RankedPool, sample_bounds
+from autograde.metrics.estimable import EstimableMeasure
+from autograde.ppi.measures import Gains, Linearized, RankedPool, sample_bounds
 
 CALIBRATION_BINS = 10
 """Post-strata of a predicted probability: ten bins of width 0.1 (a point prediction falls into two)."""

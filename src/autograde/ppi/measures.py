@@ -35,6 +35,7 @@ import numpy as np
 
 from autograde.metrics.estimable import EstimableMeasure
 
+
 @dataclass(frozen=True)
 class RankedPool:
     """Every system's ranking of every query, restricted to the pooled passages, in trec_eval order.
@@ -211,8 +212,9 @@ class Linearized:
         self.per_query = np.zeros((b, *ranked.evaluated.shape))
         self.query_weights: np.ndarray | None = None  # (B, J or 1, N) per-unit weights of the per-query term
         if kind == "precision":
-            self.values = xg.sum(axis=-1) / k
-            self.coef = np.broadcast_to(inside / k, xg.shape)
+            cut = float(k or 1)  # P@k always has its cutoff
+            self.values = xg.sum(axis=-1) / cut
+            self.coef = np.broadcast_to(inside / cut, xg.shape)
         elif kind == "dcg":
             w = _discount(rank) * inside
             self.values = (xg * w).sum(axis=-1)

@@ -17,11 +17,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from autograde.core.ids import PairKey
 from autograde.io.trec import trec_ranked
-from autograde.ppi.measures import RankedPool
 from autograde.metrics.trec import query_sort_key
-
-PairKey = tuple[str, str]
+from autograde.ppi.measures import RankedPool
 
 
 def pool_order(keys: Sequence[PairKey]) -> list[PairKey]:

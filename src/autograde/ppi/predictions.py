@@ -24,11 +24,10 @@ import pandas as pd
 
 from autograde.config.human_sample import PredictionConfig
 from autograde.core.errors import InvalidValueError
+from autograde.core.ids import PairKey
 from autograde.core.tables import read_table
 from autograde.io.trec import read_qrels
 from autograde.ppi.workflow import prediction_source
-
-PairKey = tuple[str, str]
 
 
 @dataclass(frozen=True)

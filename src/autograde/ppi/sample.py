@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 
 from autograde.core.errors import Problems
+from autograde.core.ids import PairKey
 from autograde.core.text import iter_lines
 from autograde.ppi.design import Design
 from autograde.ppi.estimators import Round
-
-PairKey = tuple[str, str]
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pandas as pd
 
 from autograde.config.human_sample import HumanSampleConfig
 from autograde.core.errors import ConfigError
+from autograde.core.ids import PairKey
 from autograde.core.layout import Layout
 from autograde.core.log import logger
 from autograde.core.tables import read_table
@@ -22,7 +23,7 @@ from autograde.metrics.estimable import estimable_measure
 from autograde.ppi.design import Design, draw_round, read_design, write_design
 from autograde.ppi.estimate import Settings, estimate_tables
 from autograde.ppi.measures import RankedPool
-from autograde.ppi.pool import PairKey, pool_order, ranked_pool
+from autograde.ppi.pool import pool_order, ranked_pool
 from autograde.ppi.predictions import Prediction, predict
 from autograde.ppi.sample import Sample, design_rounds, read_judgments, simple_random_rounds
 from autograde.ppi.workflow import measures_of, predictions_of, relevance_level_of
@@ -30,12 +31,12 @@ from autograde.ppi.workflow import measures_of, predictions_of, relevance_level_
 WORKLIST_COLUMNS = ["round", "query_id", "passage_id", "pi", "query", "passage"]
 
 
-def section(config: Any) -> HumanSampleConfig:
+def required_section(config: Any) -> HumanSampleConfig:
     h = getattr(config, "human_sample", None)
     if h is None:
         raise ConfigError("the experiment has no human_sample: section (fix: add one; README 'How far to trust a "
                           "leaderboard' shows how)")
-    return h  # type: ignore[no-any-return]
+    return h
 
 
 def load_pool(pool_path: str | Path) -> tuple[list[PairKey], pd.DataFrame]:
@@ -50,7 +51,7 @@ def load_ranked(rankings_path: str | Path, keys: list[PairKey], missing_queries:
 
 
 def predictions(config: Any, keys: list[PairKey], names: list[str] | None = None) -> list[Prediction]:
-    h = section(config)
+    h = required_section(config)
     chosen = [p for p in predictions_of(config) if names is None or p.name in names]
     if names is not None and len(chosen) != len(names):
         known = [p.name for p in predictions_of(config)]
@@ -61,7 +62,7 @@ def predictions(config: Any, keys: list[PairKey], names: list[str] | None = None
 
 def read_sample(config: Any, keys: list[PairKey], qrels: str | None = None, design: str | None = None) -> Sample:
     """The judged sample and its rounds (``qrels`` / ``design``: the section's files unless given)."""
-    h = section(config)
+    h = required_section(config)
     qrels = qrels or h.qrels
     design = design if design is not None else h.design
     if not qrels:
@@ -79,7 +80,7 @@ def run_estimates(config: Any, pool_path: str | Path, rankings_path: str | Path,
                   qrels: str | None = None, design: str | None = None) -> dict[str, Any]:
     """Every prediction's estimates and differences (``outputs``: the files of
     :func:`autograde.ppi.workflow.estimate_outputs`) and the summary; returns the summary."""
-    h = section(config)
+    h = required_section(config)
     keys, _ = load_pool(pool_path)
     ranked = load_ranked(rankings_path, keys, config.evaluation.missing_queries)
     sample = read_sample(config, keys, qrels, design)
@@ -122,7 +123,7 @@ def run_draw(config: Any, kind: str, budget: float, seed: int, design_path: str,
              qrels: str | None = None) -> dict[str, Any]:
     """Draw the next round of the design at ``design_path`` (a new design when the file does not exist) and
     write its worklist; the judgments so far (``qrels``, default ``human_sample.qrels``) are the pilot."""
-    h = section(config)
+    h = required_section(config)
     lay = Layout.of(config.results_dir)
     keys, pool = load_pool(lay.pool)
     ranked = load_ranked(lay.ingest("rankings"), keys, config.evaluation.missing_queries)
@@ -166,7 +167,7 @@ def run_answer(config: Any, full_qrels: str, out: str, design_path: str | None =
     already in ``out``: a stand-in assessor for demos and simulations. Returns the number of judgments written."""
     from autograde.io.trec import Qrels, read_qrels, write_qrels
 
-    h = section(config)
+    h = required_section(config)
     lay = Layout.of(config.results_dir)
     keys, _ = load_pool(lay.pool)
     design = read_design(design_path or h.design or "", keys)
@@ -186,7 +187,7 @@ def judging_data(config: Any, design_path: str, pool_path: str | Path, queries_p
     whole sample), the grade scale, and a key naming this design (the page keeps its state per key)."""
     from autograde.core.ids import file_sha256
 
-    h = section(config)
+    h = required_section(config)
     keys, pool = load_pool(pool_path)
     design = read_design(design_path, keys)
     qs = read_table(queries_path, ["query_id", "query_text"])

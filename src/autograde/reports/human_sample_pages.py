@@ -10,16 +10,15 @@ pages live at ``site/human_sample/index.html`` and ``site/judging/index.html``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from autograde.core.layout import Layout
+from autograde.reports.nugget_pages import Write
 from autograde.reports.render import render_page
 
-Write = Callable[[Path, str, dict[str, Any]], None]
 ROW = 22
 """Height of one system's row in a forest plot (pixels)."""
 
