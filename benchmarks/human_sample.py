@@ -25,7 +25,8 @@ over systems, and the worst system), the median ratio of the interval's width to
 the same sample, and Kendall's tau of the prediction-powered, LLM-only and human-only leaderboards against the
 full-human one (mean over repetitions).
 
-Writes ``human_sample_simulation.md`` (the tables), ``.json`` (every number; README.md and docs/human_sample.md
+Writes ``human_sample_simulation.md`` (the tables), ``human_sample_headline.md`` (the lines README.md and
+docs/human_sample.md quote), ``.json`` (every number; README.md and docs/human_sample.md
 quote it, a test checks the quotes) and ``.svg`` (coverage and width against the budget) under ``--out``.
 """
 
@@ -279,6 +280,27 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The numbers README.md and docs/human_sample.md quote: per goal measure, the worst coverage over every
+    prediction and design at each budget >= 5%, and at 10% the best prediction's width ratio and taus."""
+    lines = [f"{meta['reps']} repetitions per configuration; {len(meta['predictions'])} predictions x "
+             f"{len(meta['designs'])} designs x {len(meta['budgets'])} budgets; {meta['systems']} systems, "
+             f"{meta['pool']} pooled passages.", "",
+             "| measure | budget | lowest mean coverage | lowest worst-system coverage | best prediction (width / human-only, "
+             "design) | tau PPI | tau LLM-only | tau human-only |", "|---|---|---|---|---|---|---|---|"]
+    for m in GOAL_MEASURES:
+        for b in meta["budgets"]:
+            sub = [r for r in rows if r["measure"] == m and r["budget"] == b]
+            if not sub:
+                continue
+            best = min(sub, key=lambda r: r["width_ratio"])
+            lines.append(f"| {m} | {b:.0%} | {min(r['coverage_mean'] for r in sub):.3f} | "
+                         f"{min(r['coverage_worst'] for r in sub):.3f} | {best['prediction']} "
+                         f"({best['width_ratio']:.2f}, {best['design']}) | {best['tau_ppi']:.3f} | "
+                         f"{best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 STATE: dict[str, Any] = {}
 """What every worker process reads (set before the processes fork)."""
 
@@ -351,6 +373,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "human_sample_simulation.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     (out / "human_sample_simulation.md").write_text(markdown(rows, meta))
+    (out / "human_sample_headline.md").write_text(headline(rows, meta))
     shown = [p for p in ("calibrated", "Sun", "embedded") if p in preds]
     (out / "human_sample_simulation.svg").write_text(svg_plot(rows, shown))
     print(markdown(rows, meta))
