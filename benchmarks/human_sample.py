@@ -91,15 +91,23 @@ def point(labels: np.ndarray, level: float) -> np.ndarray:
     return grade_distribution(on_human_scale(labels, (level, RELEVANT), None), LEVELS)
 
 
-def predictions(keys: list[tuple[str, str]], queries: dict[str, str], work: Path) -> dict[str, np.ndarray]:
+def predictions(keys: list[tuple[str, str]], queries: dict[str, str], work: Path,
+                chosen: list[str] | None = None) -> dict[str, np.ndarray]:
+    """Every prediction (or only those ``chosen``: the others are not computed)."""
     from autograde.io.trec import read_qrels
+
+    def wanted(name: str) -> bool:
+        return not chosen or name in chosen
 
     out: dict[str, np.ndarray] = {}
     for name, level in PROMPT_LEVEL.items():
-        q = read_qrels(DL20 / "autograded-qrels" / f"{name}.qrel")
-        out[name] = point(np.array([q.get(a, {}).get(b, -1) for a, b in keys], dtype=np.float64), level)
-    out["calibrated"] = calibrated(keys, work)
-    out["embedded"] = point(embedded(keys, queries, work), 4)
+        if wanted(name):
+            q = read_qrels(DL20 / "autograded-qrels" / f"{name}.qrel")
+            out[name] = point(np.array([q.get(a, {}).get(b, -1) for a, b in keys], dtype=np.float64), level)
+    if wanted("calibrated"):
+        out["calibrated"] = calibrated(keys, work)
+    if wanted("embedded"):
+        out["embedded"] = point(embedded(keys, queries, work), 4)
     return out
 
 
@@ -341,9 +349,7 @@ def main() -> None:
     t0 = time.perf_counter()
     work = Path(args.work)
     keys, grades, ranked, queries = load(work)
-    preds = predictions(keys, queries, work)
-    if args.predictions:
-        preds = {k: v for k, v in preds.items() if k in args.predictions.split(",")}
+    preds = predictions(keys, queries, work, args.predictions.split(",") if args.predictions else None)
     print(f"loaded pool {len(keys)}, {len(ranked.systems)} systems, {len(preds)} predictions in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
@@ -358,7 +364,7 @@ def main() -> None:
     jobs = [(name, design, frac, tuple(GOAL_MEASURES), args.reps) for name in preds for design in DESIGNS
             for frac in BUDGETS]
     jobs += [(name, design, frac, tuple(EXTRA_MEASURES), args.extra_reps) for name in EXTRA["predictions"]
-             if name in preds for design in EXTRA["designs"] for frac in EXTRA["budgets"]]
+             if name in preds and args.extra_reps > 0 for design in EXTRA["designs"] for frac in EXTRA["budgets"]]
     jobs.sort(key=lambda j: -(j[4] * (20 if set(j[3]) & set(EXTRA_MEASURES) else 1)))  # the longest first
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         rows = [r for part in pool.imap_unordered(run_config, jobs) for r in part]
