@@ -180,8 +180,8 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
     seed = zlib.crc32(f"{name}/{design}/{frac}".encode())
     rng = np.random.default_rng(seed)
-    acc: dict[str, dict[str, list[np.ndarray]]] = {m: {"cover": [], "ratio": [], "tau": [], "htau": [], "size": []}
-                                                   for m in measures}
+    acc: dict[str, dict[str, list[np.ndarray]]] = {m: {"cover": [], "hcover": [], "ratio": [], "tau": [], "htau": [],
+                                                       "size": []} for m in measures}
     for start in range(0, reps, chunk):
         b = min(chunk, reps - start)
         rounds = rounds_for(design, frac, b, rng, grades, probs, weight_w)
@@ -196,6 +196,7 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
             t = truth[m]
             a = acc[m]
             a["cover"].append((lo <= t) & (t <= hi))
+            a["hcover"].append((hlo <= t) & (t <= hhi))
             with np.errstate(divide="ignore", invalid="ignore"):
                 a["ratio"].append(((hi - lo) / (hhi - hlo)).ravel())
             a["tau"].append(kendall_matrix(e.estimate, t))
@@ -205,10 +206,12 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
     for m in measures:
         a = acc[m]
         cover = np.concatenate(a["cover"]).mean(axis=0)
+        hcover = np.concatenate(a["hcover"]).mean(axis=0)
         ratio = np.concatenate(a["ratio"])
         rows.append({"prediction": name, "design": design, "budget": frac, "measure": m, "reps": reps,
                      "judged": float(np.concatenate(a["size"]).mean()),
                      "coverage_mean": float(cover.mean()), "coverage_worst": float(cover.min()),
+                     "human_coverage_mean": float(hcover.mean()), "human_coverage_worst": float(hcover.min()),
                      "width_ratio": float(np.nanmedian(ratio[np.isfinite(ratio)])),
                      "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))), "tau_llm": llm[m][name],
                      "tau_human": float(np.nanmean(np.concatenate(a["htau"])))})
@@ -279,10 +282,12 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         if not sub:
             continue
         lines += [f"## {m}", "", "| prediction | design | budget | judged | coverage mean | coverage worst | "
-                  "width / human | tau PPI | tau LLM | tau human |", "|---|---|---|---|---|---|---|---|---|---|"]
+                  "human-only coverage mean / worst | width / human | tau PPI | tau LLM | tau human |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in sub:
             lines.append(f"| {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r['judged']:.0f} | "
-                         f"{r['coverage_mean']:.3f} | {r['coverage_worst']:.3f} | {r['width_ratio']:.2f} | "
+                         f"{r['coverage_mean']:.3f} | {r['coverage_worst']:.3f} | "
+                         f"{r['human_coverage_mean']:.3f} / {r['human_coverage_worst']:.3f} | {r['width_ratio']:.2f} | "
                          f"{r['tau_ppi']:.3f} | {r['tau_llm']:.3f} | {r['tau_human']:.3f} |")
         lines.append("")
     return "\n".join(lines)
@@ -322,7 +327,7 @@ def run_config(job: tuple[str, str, float, tuple[str, ...], int]) -> list[dict[s
                     st["truth"], st["llm"], st["weight_w"])
     for r in rows:
         print(f"{name:>14} {design:>13} {frac:4.0%} {r['measure']:>11}: cover {r['coverage_mean']:.3f} "
-              f"worst {r['coverage_worst']:.3f} width {r['width_ratio']:.2f} tau {r['tau_ppi']:.3f} "
+              f"worst {r['coverage_worst']:.3f} human cover {r['human_coverage_mean']:.3f} width {r['width_ratio']:.2f} tau {r['tau_ppi']:.3f} "
               f"llm {r['tau_llm']:.3f} human {r['tau_human']:.3f} ({time.perf_counter() - t1:.0f} s)", flush=True)
     return rows
 
