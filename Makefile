@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env ppi-env
+.PHONY: install example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env ppi-env
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -86,9 +86,15 @@ ppi-env: $(PPI_VENV)/.installed
 # tests marked `serial` alone (a wall-clock budget or machine-wide state). Each part writes a JUnit file under
 # logs/tests/ (per-test durations: benchmarks/measure_readme.py --tests keeps them in docs/test_durations.json, and
 # the suite schedules the longest files first from there). Every `>>>` example of the package runs too.
+# The environments and system packages are independent of each other: they install side by side (INSTALL_JOBS make
+# jobs, output kept per target), and the lint starts as soon as .venv is ready.
 TEST_WORKERS ?= 2
+INSTALL_JOBS ?= 4
 PYTEST := $(PY) -m pytest -q
-test: install vllm-env nuggetizer-env umbrela-env autojudge-env ppi-env system-deps lint
+test-deps:
+	$(MAKE) -j$(INSTALL_JOBS) --output-sync=target install vllm-env nuggetizer-env umbrela-env autojudge-env ppi-env system-deps lint
+
+test: test-deps
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml
 	$(PYTEST) -m serial --junitxml=logs/tests/serial.xml
 

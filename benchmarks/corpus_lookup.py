@@ -1,31 +1,39 @@
-"""Benchmark: passage lookup by id through the corpus index vs today's full scan of the corpus.
+"""Benchmark: passage lookup by id through the corpus index vs a full scan of the corpus, JSONL and JSONL.gz.
 
-    nice python benchmarks/corpus_lookup.py                    # 5,000,000 passages, 20,000 pooled ids
-    python benchmarks/corpus_lookup.py --passages 200000       # a quick run
+    nice python benchmarks/corpus_lookup.py --write            # 5,000,000 passages, 20,000 pooled ids; writes
+                                                               # docs/generated/corpus_lookup.md (README quotes it)
+    python benchmarks/corpus_lookup.py --passages 200000       # a quick run (prints only)
     python benchmarks/corpus_lookup.py --tmp /scratch --keep   # elsewhere; keep the files
 
-The benchmark writes a synthetic corpus (JSONL, and the same as JSONL.gz; ~250 bytes a passage of words drawn
-from a 5,000-word vocabulary, ids ``p<number>``) under a temporary folder, picks the pooled ids, and times in
-separate processes (each reports its own wall time and peak RSS):
+The benchmark writes a synthetic corpus (JSONL, and the same as JSONL.gz at gzip level 1, one member; ~280 bytes a
+passage of words drawn from a 5,000-word vocabulary, ids ``p<number>``) and one a tenth the size, under a temporary
+folder, picks the pooled ids uniformly over each corpus, and times in separate processes (each reports its own wall
+time and peak RSS), for each form:
 
-- scan: ``read_corpus(..., wanted=ids)``, today's full scan (the baseline, measured in the same run);
+- scan: ``read_corpus(..., wanted=ids)``, the full scan every step did before the index (the baseline, measured in
+  the same run);
 - first lookup: ``lookup_corpus`` with an empty cache: builds the index, then looks up;
 - second lookup: ``lookup_corpus`` again: the index exists;
-- second lookup on a corpus a tenth the size: its peak RSS against the full corpus's shows whether the memory of a
-  lookup grows with the corpus;
-- ``autograde validate`` of an experiment whose corpus is the JSONL file (100 queries, 10 runs, top-20 each:
-  20,000 pooled passages), once its index exists.
+- the same with the pooled ids drawn from the first tenth of the corpus, as this benchmark drew them before (a
+  ``.gz`` file then decompresses a tenth of itself: the ids spread over the whole file are the honest case);
+- a second lookup of 20 ids (what one checkpoint span of a ``.gz`` costs);
+- the second lookup on the corpus a tenth the size (20,000 ids uniform over it): its peak RSS against the full
+  corpus's shows whether the memory of a lookup grows with the corpus;
+- ``autograde validate`` of an experiment whose corpus is that file (100 queries, 10 runs, top-20 each: the 20,000
+  pooled passages), once its index exists.
 
-Goal: second lookup >= 50x faster than the scan and under 5 s; lookup RSS independent of corpus size; validate
-under 10 s. Everything is removed at the end unless ``--keep``.
+Goals: the ``.gz`` index on disk <= 0.2x the ``.gz`` file; the second lookup >= 50x faster than the scan and under
+5 s; lookup RSS independent of corpus size; validate under 10 s. Everything is removed at the end unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gzip
 import json
 import os
+import platform
 import resource
 import shutil
 import subprocess
@@ -37,6 +45,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve()
+REPO = HERE.parents[1]
+OUT = REPO / "docs" / "generated" / "corpus_lookup.md"
 
 
 def write_corpus(path: Path, n: int, seed: int = 0) -> None:
@@ -104,7 +114,7 @@ def write_experiment(root: Path, corpus: Path, ids: list[str], cache: Path) -> P
                 doc = ids[(qi * 10 + r) * 20 + rank]
                 lines.append(f"{q} Q0 {doc} {rank + 1} {100 - rank} run{r}\n")
     (root / "runs.txt").write_text("".join(lines))
-    cfg = root / "experiment.yaml"
+    cfg = root / f"experiment-{corpus.name}.yaml"
     cfg.write_text(json.dumps({"data": {"queries": str(root / "queries.tsv"), "corpus": [str(corpus)],
                                         "runs": [str(root / "runs.txt")]},
                                "grading": {"cache_dir": str(cache)}, "results_dir": str(root / "results")}))
@@ -124,6 +134,7 @@ def main() -> None:
     ap.add_argument("--pooled", type=int, default=20_000)
     ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where the synthetic corpus is written")
     ap.add_argument("--keep", action="store_true", help="keep the corpus and indexes")
+    ap.add_argument("--write", action="store_true", help=f"write the results to {OUT.relative_to(REPO)}")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -131,57 +142,94 @@ def main() -> None:
         return
     root = Path(tempfile.mkdtemp(prefix="autograde-corpus-bench-", dir=args.tmp))
     try:
-        run(root, args.passages, args.pooled)
+        text = run(root, args.passages, args.pooled)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
+    print()
+    print(text)
+    if args.write:
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(text)
+        print(f"wrote {OUT}")
 
 
-def run(root: Path, n: int, pooled: int) -> None:
+def sample_ids(n: int, k: int, seed: int) -> list[str]:
+    return [f"p{i}" for i in np.random.default_rng(seed).choice(n, size=k, replace=False)]
+
+
+def run(root: Path, n: int, pooled: int) -> str:
+    load = os.getloadavg()[0]
     t = time.perf_counter()
-    jsonl, gz, small = root / "corpus.jsonl", root / "corpus.jsonl.gz", root / "small.jsonl"
-    write_corpus(jsonl, n)
-    write_gzip(jsonl, gz)
-    write_corpus(small, max(n // 10, pooled))
-    rng = np.random.default_rng(1)
-    ids = [f"p{i}" for i in rng.choice(max(n // 10, pooled), size=pooled, replace=False)]  # in both corpora
-    ids_path = root / "ids.txt"
-    ids_path.write_text("\n".join(ids) + "\n")
-    print(f"corpus: {n:,} passages, JSONL {jsonl.stat().st_size / 1e9:.2f} GB, JSONL.gz {gz.stat().st_size / 1e9:.2f} "
-          f"GB; {pooled:,} pooled ids; made in {time.perf_counter() - t:.0f} s", flush=True)
-    base = measure("none", jsonl, ids_path, root / "cache")
+    small_n = max(n // 10, pooled)
+    forms = {"JSONL": (root / "corpus.jsonl", root / "small.jsonl"),
+             "JSONL.gz": (root / "corpus.jsonl.gz", root / "small.jsonl.gz")}
+    write_corpus(forms["JSONL"][0], n)
+    write_gzip(forms["JSONL"][0], forms["JSONL.gz"][0])
+    write_corpus(forms["JSONL"][1], small_n, seed=1)
+    write_gzip(forms["JSONL"][1], forms["JSONL.gz"][1])
+    ids, small_ids, few = sample_ids(n, pooled, 1), sample_ids(small_n, pooled, 2), sample_ids(n, 20, 3)
+    front = sample_ids(small_n, pooled, 4)
+    for name, chosen in (("ids", ids), ("small_ids", small_ids), ("few", few), ("front", front)):
+        (root / f"{name}.txt").write_text("\n".join(chosen) + "\n")
+    sizes = {label: paths[0].stat().st_size for label, paths in forms.items()}
+    print(f"corpus: {n:,} passages, JSONL {sizes['JSONL'] / 1e9:.2f} GB, JSONL.gz {sizes['JSONL.gz'] / 1e9:.2f} GB; "
+          f"{pooled:,} pooled ids; made in {time.perf_counter() - t:.0f} s", flush=True)
+    base = measure("none", forms["JSONL"][0], root / "ids.txt", root / "cache")
     rows = []
-    for label, corpus in (("JSONL", jsonl), ("JSONL.gz", gz)):
+    for label, (corpus, small) in forms.items():
         cache = root / f"cache-{corpus.name}"
-        scan = measure("scan", corpus, ids_path, cache)
-        first = measure("lookup", corpus, ids_path, cache)
-        second = measure("lookup", corpus, ids_path, cache)
+        scan = measure("scan", corpus, root / "ids.txt", cache)
+        first = measure("lookup", corpus, root / "ids.txt", cache)
+        second = measure("lookup", corpus, root / "ids.txt", cache)
         assert scan["found"] == first["found"] == second["found"] == pooled, (scan, first, second)
-        index = sum(f.stat().st_size for f in next(cache.glob("corpus-index/*")).iterdir())
-        rows.append((label, scan, first, second, index))
+        few_second = measure("lookup", corpus, root / "few.txt", cache)
+        front_second = measure("lookup", corpus, root / "front.txt", cache)
+        folder = next(p for p in cache.glob("corpus-index/*") if not p.name.startswith("."))
+        index = sum(f.stat().st_size for f in folder.iterdir())
+        small_cache = root / f"cache-{small.name}"
+        measure("lookup", small, root / "small_ids.txt", small_cache)
+        small_second = measure("lookup", small, root / "small_ids.txt", small_cache)
+        validate_s = time_validate(write_experiment(root, corpus, ids, cache))
+        rows.append({"label": label, "size": sizes[label], "scan": scan, "first": first, "second": second,
+                     "few": few_second, "front": front_second, "index": index, "small": small_second, "validate": validate_s})
         print(f"  {label}: done", flush=True)
-    small_second = measure("lookup", small, ids_path, root / "cache-small")
-    small_second = measure("lookup", small, ids_path, root / "cache-small")
-    cfg = write_experiment(root, jsonl, ids, root / "cache-corpus.jsonl")
-    validate_s = time_validate(cfg)
+    return report(rows, n, pooled, small_n, base, load)
 
-    print()
-    print(f"| corpus ({n:,} passages) | full scan (today) | first lookup (builds index) | second lookup | "
-          "speed-up (scan / second) | index on disk | peak RSS scan / first / second |")
-    print("|---|---|---|---|---|---|---|")
-    for label, scan, first, second, index in rows:
-        print(f"| {label} | {scan['seconds']:.1f} s | {first['seconds']:.1f} s | {second['seconds']:.2f} s | "
-              f"{scan['seconds'] / second['seconds']:.0f}x | {index / 1e6:.0f} MB | "
-              f"{scan['rss_mb']:.0f} / {first['rss_mb']:.0f} / {second['rss_mb']:.0f} MB |")
-    print()
-    print(f"peak RSS of a second lookup of the {pooled:,} ids: {rows[0][3]['rss_mb']:.0f} MB on {n:,} passages, "
-          f"{small_second['rss_mb']:.0f} MB on {max(n // 10, pooled):,} passages (python + imports alone: "
-          f"{base['rss_mb']:.0f} MB)")
-    print(f"autograde validate ({pooled // 200} queries, 10 runs, {pooled:,} pooled passages, index built): "
-          f"{validate_s:.1f} s")
-    second = rows[0][3]["seconds"]
-    print(f"goals: second lookup >= 50x faster than the scan: {rows[0][1]['seconds'] / second:.0f}x; under 5 s: "
-          f"{second:.2f} s; validate under 10 s: {validate_s:.1f} s")
+
+def report(rows: list[dict], n: int, pooled: int, small_n: int, base: dict, load: float) -> str:
+    out = [f"| corpus ({n:,} passages) | full scan (before) | first lookup (builds the index) | second lookup | "
+           "scan / second lookup | second lookup, ids from the first tenth | index on disk (x the file) | "
+           "peak RSS scan / first / second |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['label']}, {r['size'] / 1e9:.2f} GB | {r['scan']['seconds']:.1f} s | "
+                   f"{r['first']['seconds']:.1f} s | {r['second']['seconds']:.2f} s | "
+                   f"{r['scan']['seconds'] / r['second']['seconds']:.0f}x | {r['front']['seconds']:.2f} s "
+                   f"({r['scan']['seconds'] / r['front']['seconds']:.0f}x) | {r['index'] / 1e6:.0f} MB "
+                   f"({r['index'] / r['size']:.2f}x) | {r['scan']['rss_mb']:.0f} / {r['first']['rss_mb']:.0f} / "
+                   f"{r['second']['rss_mb']:.0f} MB |")
+    by = {r["label"]: r for r in rows}
+    j, g = by["JSONL"], by["JSONL.gz"]
+    out += ["", f"The pooled ids are spread uniformly over the corpus (a pool of {pooled:,} of {n:,} passages puts "
+            "a wanted line in nearly every checkpoint span of the .gz, so its lookup decompresses nearly all of it; "
+            "from the first tenth, a tenth of it). "
+            f"Peak RSS of a second lookup of {pooled:,} ids: {j['second']['rss_mb']:.0f} MB (JSONL) and "
+            f"{g['second']['rss_mb']:.0f} MB (JSONL.gz) on {n:,} passages; {j['small']['rss_mb']:.0f} MB and "
+            f"{g['small']['rss_mb']:.0f} MB on {small_n:,} (Python and the imports alone: {base['rss_mb']:.0f} MB). "
+            f"A second lookup of 20 ids: {j['few']['seconds']:.2f} s (JSONL), {g['few']['seconds']:.2f} s "
+            f"(JSONL.gz). `autograde validate` of an experiment with that corpus ({pooled // 200} queries, 10 runs, "
+            f"{pooled:,} pooled passages), its index built: {j['validate']:.1f} s (JSONL), {g['validate']:.1f} s "
+            "(JSONL.gz)."]
+    speed = "; ".join(f"{r['label']} {r['scan']['seconds'] / r['second']['seconds']:.0f}x in "
+                      f"{r['second']['seconds']:.2f} s" for r in rows)
+    rss = "; ".join(f"{r['label']} {r['second']['rss_mb'] - r['small']['rss_mb']:+.0f} MB" for r in rows)
+    out += ["", f"Goals: the .gz index <= 0.2x the .gz file: {g['index'] / g['size']:.2f}x. The second lookup >= 50x "
+            f"faster than the scan and under 5 s: {speed}. Peak RSS of a lookup independent of the corpus size "
+            f"(10x the passages): {rss}.",
+            "", f"Measured on {dt.date.today().isoformat()} with `nice python benchmarks/corpus_lookup.py --write` "
+            f"({platform.machine()}, {os.cpu_count()} cores shared with other jobs, load average {load:.1f} at the "
+            "start; absolute times vary by 2-4x with the load, the ratios less)."]
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

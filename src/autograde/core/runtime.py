@@ -49,6 +49,14 @@ def set_threads(threads: int | None) -> int | None:
     return threads
 
 
+def job_threads() -> int:
+    """Threads this process may use: the job's count (:func:`set_threads`, ``$AUTOGRADE_THREADS``), else the CPUs
+    it may run on (for libraries that take a thread count, e.g. the corpus index's parallel gzip decoder)."""
+    threads = int(os.environ.get(THREADS_ENV, "0") or 0)
+    if threads:
+        return threads
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
 
 @contextmanager
 def blas_threads(n: int) -> Iterator[None]:

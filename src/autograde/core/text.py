@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import io
@@ -104,19 +105,21 @@ CHUNK_BYTES = 32 << 20
 """Bytes per chunk when a large file is read in chunks (:func:`iter_chunks`)."""
 
 
-def iter_chunks(path: str | Path, problems: Problems, size: int = CHUNK_BYTES) -> Iterator[tuple[int, int, bytes]]:
+def iter_chunks(path: str | Path, problems: Problems, size: int = CHUNK_BYTES, opened: IO[bytes] | None = None
+                ) -> Iterator[tuple[int, int, bytes]]:
     """Yield ``(first_line_number, byte_offset, chunk)`` of a (gzip) file in chunks that end at a line end.
 
     For bulk readers that parse many lines at once (pyarrow, numpy) without a Python object per line. Offsets are
     in the decompressed stream; a leading UTF-8 BOM is skipped (the first chunk then starts at offset 3). A missing
-    file, a folder or a truncated gzip file become problems, as in :func:`iter_lines`.
+    file, a folder or a truncated gzip file become problems, as in :func:`iter_lines`. ``opened``: the file's
+    bytes from a reader the caller opened (and closes), e.g. a parallel gzip decoder; its ``OSError`` is a problem.
     """
     p = str(path)
-    raw = open_binary(p, problems)
+    raw = opened if opened is not None else open_binary(p, problems)
     if raw is None:
         return
     line, offset, rest, first = 1, 0, b"", True
-    with raw:
+    with contextlib.nullcontext(raw) if opened is not None else raw:
         try:
             while True:
                 block = raw.read(size)

@@ -1,84 +1,73 @@
-"""The corpus index: doc id -> where its line is, built once per corpus file, next to the grade cache.
+"""The corpus index: doc id -> where its line is, one per corpus file, never used stale or damaged.
 
-Layout of one index (``<cache_dir>/corpus-index/<address>/``; the address is a content hash of the file's
-fingerprint, see :func:`fingerprint`)::
+Built once per corpus file, next to the grade cache, and rebuilt on any doubt (the design below).
 
-    manifest.json   the source file, its fingerprint, counts, format version, how long the build took
-    entries.bin     one 24-byte entry per record, sorted by key: key (FNV-1a 64 of the id), location, line, length
-    fences.npy      every FENCE-th key (a lookup reads only the few entries between two fences)
-    blocks.lz4      gzip sources only: the decompressed lines re-compressed in independent ~32 KiB LZ4 blocks
-    blocks.u8       gzip sources only: byte offset of every block in blocks.lz4 (and the end)
+One index per corpus file, at ``<cache_dir>/corpus-index/<address>/`` (files: :mod:`autograde.corpus.store`).
+The address is a content hash of the file's real path, its size and the sha256 of 34 samples of it (its first and
+last 64 KiB and 32 pieces of 4 KiB between: :func:`autograde.corpus.source.fingerprint`), so most changes give a
+new address and the index is rebuilt there (the index of the old content is then removed).
 
-A plain file's location is the byte offset of the line in the file itself (nothing is copied). A gzip file has no
-random access, so the build converts it once into ``blocks.lz4`` (about the size of the gzip file again) and a
-location is ``block << 32 | offset in the block``; a lookup decompresses only the blocks that hold wanted lines.
+**Random access into ``.gz`` without a second copy.** A plain file is read in place at the offset of a line. A
+``.gz`` file keeps its gzip form: the build's one pass (rapidgzip) records a checkpoint every ~1 MiB of
+compressed data, with the 32 KiB of history decompression needs there, compressed (a gzip member start needs none);
+a lookup resumes decompression at the checkpoint before each wanted line. On disk: 16 bytes per passage of entries
+plus the checkpoints, instead of the LZ4 copy of the whole corpus earlier releases wrote (sizes and times:
+``benchmarks/corpus_lookup.py``, quoted in README). We chose rapidgzip over indexed_gzip
+(``benchmarks/gzip_random_access.py``): its ISA-L decoder is faster than zlib on one core and it decodes in
+parallel, which is what a dense pool needs (20,000 ids of 5 M passages fall in nearly every checkpoint span, so
+their lookup decompresses nearly the whole file, whatever the spacing an index of this size allows); and it stores
+windows compressed, so the same spacing takes a fraction of indexed_gzip's disk (and memory: rapidgzip holds the
+imported checkpoints compressed).
 
-The build streams the file once in chunks (:mod:`autograde.corpus.parse`), spills entries into 64 buckets by the
-key's top bits and sorts each bucket alone, so its memory is a chunk plus a bucket, never the corpus. Writes go to a
-temporary folder renamed into place at the end (atomic; a concurrent build of the same file loses the race
-harmlessly). When the corpus file changes (size, modification time, or its first and last 64 KiB), its address
-changes: the index is rebuilt, with a log line saying so, and the stale one is removed.
+**Stale detection, cheap for huge corpora and correct.** Opening an index checks, in this order:
+
+1. the manifest verifies itself (its last field is the sha256 of the rest): a half-written or edited manifest is
+   not an index;
+2. every file it lists is there with its size; the small ones (fences, block checksums, line counts, gzip
+   checkpoints) with their sha256. entries.bin, the large one, is checked block by block
+   (crc32 of each 4 KiB block) whenever a lookup reads a block: a truncated, missing or damaged file is found;
+3. the corpus file's time stamps (modification and change time, inode) equal those recorded at the build. The
+   change time moves on every write and no tool sets it back, so this catches a same-size, same-modification-time
+   rewrite that the samples miss. Any difference, or a stamp taken within 3 s of a write (a coarse file system
+   clock could hide a second write: git's "racily clean" case), is a doubt, settled by the sha256 of the whole
+   file against the one recorded at the build: equal, the new stamp is recorded; different, rebuild;
+4. and at lookup time, every line read back must be a whole line (a newline before and after it) of the recorded
+   length whose record has the id the entry was made for; anything else
+   (:class:`~autograde.corpus.store.StaleIndexError`) rebuilds the index and looks up again, once.
+
+Any doubt rebuilds; the log says why. An open costs a stat, 34 small reads of the corpus file and the checksums of
+the small index files; only a doubt reads the whole corpus file (and a rebuild parses it).
+
+Building happens under a lock file per address (``.locks/<address>``, ``flock``: two jobs wanting the same index
+build it once; the other waits and uses it) into ``.tmp-<address>-<pid>``, renamed into place when complete; a
+failed build removes its folder. A killed build (SIGKILL, a lost node) cannot clean up: the next open of any index
+in the same cache removes every temporary folder whose lock no process holds (the kernel drops a dead process's
+locks).
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import fcntl
 import json
 import os
 import shutil
-import time
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from autograde.core.errors import Problems
-from autograde.core.ids import content_hash
+from autograde.core.ids import content_hash, file_sha256
 from autograde.core.layout import CacheLayout
 from autograde.core.log import logger
-from autograde.core.text import CHUNK_BYTES, atomic_write_text, iter_chunks
-from autograde.corpus.parse import chunk_entries
-from autograde.io.corpus import is_tsv
+from autograde.core.text import CHUNK_BYTES
+from autograde.corpus.build import build_index
+from autograde.corpus.source import CHECKPOINT_BYTES, fingerprint, same_stamp
+from autograde.corpus.store import INDEX_FORMAT, MANIFEST, CorpusIndex, check_files, read_manifest, write_manifest
 
-INDEX_FORMAT = 1
-"""Bumped when the layout changes (a new format is a new address: old indexes are simply not used)."""
-ENTRY = np.dtype([("key", "<u8"), ("loc", "<u8"), ("line", "<u4"), ("length", "<u4")])
-FENCE = 256
-BUCKET_BITS = 6
-BLOCK_BYTES = 32 << 10
-EDGE_BYTES = 64 << 10
-
-
-@dataclass(frozen=True)
-class CorpusIndex:
-    """An index on disk and the corpus file it indexes."""
-
-    source: str
-    folder: Path
-    manifest: dict[str, Any]
-
-    @property
-    def compressed(self) -> bool:
-        return bool(self.manifest.get("compressed"))
-
-    @property
-    def tsv(self) -> bool:
-        return bool(self.manifest.get("tsv"))
-
-
-def fingerprint(path: str | Path) -> dict[str, Any]:
-    """What identifies a corpus file's content without reading all of it: its real path, size, modification time
-    and the sha256 of its first and last 64 KiB."""
-    p = Path(path).resolve()
-    st = p.stat()
-    h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        h.update(fh.read(EDGE_BYTES))
-        if st.st_size > EDGE_BYTES:
-            fh.seek(max(st.st_size - EDGE_BYTES, EDGE_BYTES))
-            h.update(fh.read(EDGE_BYTES))
-    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges_sha256": h.hexdigest()}
+CACHE_FIX = "set grading.cache_dir to a folder this job can write"
+LOCKS = ".locks"
+"""One lock file per index address (held while it is built)."""
 
 
 def index_root(cache_dir: str | Path) -> Path:
@@ -87,25 +76,38 @@ def index_root(cache_dir: str | Path) -> Path:
 
 def index_folder(cache_dir: str | Path, fp: dict[str, Any]) -> Path:
     """The content address of a corpus file's index."""
-    return index_root(cache_dir) / content_hash({"format": INDEX_FORMAT, **fp}, 32)
+    key = {"format": INDEX_FORMAT, "path": fp["path"], "size": fp["size"], "samples": fp["samples_sha256"]}
+    return index_root(cache_dir) / content_hash(key, 32)
 
 
-def _stale(root: Path, source: str, keep: Path) -> list[Path]:
-    """Other indexes of the same source path (built before the file changed)."""
-    out = []
-    for manifest in root.glob("*/manifest.json"):
-        if manifest.parent == keep:
-            continue
-        try:
-            if json.loads(manifest.read_text())["fingerprint"]["path"] == source:
-                out.append(manifest.parent)
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return out
+def verified(source: str, fp: dict[str, Any], folder: Path) -> tuple[CorpusIndex | None, str]:
+    """The index at ``folder`` when it is whole and matches the corpus file now, else ``(None, why not)``."""
+    manifest, why = read_manifest(folder)
+    if manifest is None:
+        return None, why
+    recorded = manifest["source"]
+    if any(recorded[k] != fp[k] for k in ("path", "size", "samples_sha256")):
+        return None, "it indexes other content"
+    why = check_files(folder, manifest)
+    if why:
+        return None, why
+    if not same_stamp(recorded["stamp"], fp["stamp"]):
+        logger.info("corpus %s: its time stamps differ from those its index recorded (or were too recent to trust): "
+                    "checking its content (%.0f MB)", source, fp["size"] / 1e6)
+        if file_sha256(fp["path"]) != recorded["sha256"]:
+            return None, "its content changed (same size, another checksum)"
+        manifest = {**manifest, "source": {**recorded, "stamp": fp["stamp"]}}
+        with contextlib.suppress(OSError):  # a read-only cache: checked again next time
+            manifest = write_manifest(folder, manifest)
+    return CorpusIndex(source, folder, manifest), ""
 
 
-def open_index(path: str | Path, cache_dir: str | Path, problems: Problems) -> CorpusIndex | None:
-    """The index of one corpus file, built first when missing or out of date; None when the file has problems."""
+def open_index(path: str | Path, cache_dir: str | Path, problems: Problems,
+               stale: tuple[CorpusIndex, str] | None = None, chunk_bytes: int = CHUNK_BYTES,
+               checkpoint_bytes: int = CHECKPOINT_BYTES) -> CorpusIndex | None:
+    """The verified index of one corpus file, built first when missing, damaged or out of date; None when the file
+    has problems. ``stale``: an index found not to match while reading it, and why (rebuilt unless another job
+    already did)."""
     p = str(path)
     try:
         fp = fingerprint(p)
@@ -115,126 +117,125 @@ def open_index(path: str | Path, cache_dir: str | Path, problems: Problems) -> C
     except IsADirectoryError:
         problems.add(p, None, "is a folder, not a corpus file", "name the file")
         return None
-    folder = index_folder(cache_dir, fp)
-    manifest = folder / "manifest.json"
-    if manifest.is_file():
-        return CorpusIndex(p, folder, json.loads(manifest.read_text()))
-    stale = _stale(index_root(cache_dir), fp["path"], folder)
-    if stale:
-        logger.info("corpus %s changed since its index was built (size, time or content differ): rebuilding it in %s",
-                    p, folder)
-    else:
-        logger.info("corpus %s: building its passage index in %s (once per corpus file; %.0f MB to read)", p, folder,
-                    fp["size"] / 1e6)
-    if not build_index(p, fp, folder, problems):
+    except OSError as exc:
+        problems.add(p, None, f"cannot read the corpus file ({exc.strerror or exc})", "check its permissions")
         return None
-    for old in stale:
-        shutil.rmtree(old, ignore_errors=True)
-    return CorpusIndex(p, folder, json.loads(manifest.read_text()))
-
-
-class _BlockWriter:
-    """Re-compresses decompressed lines into independent LZ4 blocks (gzip sources)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.store = open(folder / "blocks.lz4", "wb")  # closed by close()
-        self.offsets = open(folder / "blocks.u8", "wb")
-        self.blocks = 0
-        self.written = 0
-
-    def add(self, chunk: bytes, line_ends: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """Write ``chunk`` (whole lines) as blocks cut at line ends; return the location of each start."""
-        import lz4.block
-
-        targets = np.arange(BLOCK_BYTES, len(chunk), BLOCK_BYTES)
-        cuts = np.unique(line_ends[np.minimum(np.searchsorted(line_ends, targets), len(line_ends) - 1)]) \
-            if len(targets) and len(line_ends) else np.zeros(0, dtype=np.int64)
-        bounds = np.concatenate(([0], cuts[cuts < len(chunk)], [len(chunk)])).astype(np.int64)
-        offsets = np.empty(len(bounds) - 1, dtype=np.uint64)
-        for i in range(len(bounds) - 1):
-            data = lz4.block.compress(chunk[bounds[i]:bounds[i + 1]], store_size=True)
-            offsets[i] = self.written
-            self.store.write(data)
-            self.written += len(data)
-        self.offsets.write(offsets.tobytes())
-        block = np.searchsorted(bounds, starts, "right") - 1
-        locs = ((self.blocks + block).astype(np.uint64) << np.uint64(32)) | (starts - bounds[block]).astype(np.uint64)
-        self.blocks += len(bounds) - 1
-        return locs
-
-    def close(self) -> None:
-        self.offsets.write(np.array([self.written], dtype=np.uint64).tobytes())
-        self.store.close()
-        self.offsets.close()
-
-
-def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems, chunk_bytes: int = CHUNK_BYTES
-                ) -> bool:
-    """Stream ``path`` once into a new index at ``folder``; False (nothing written) when the file has problems."""
-    start_time = time.perf_counter()
-    tmp = folder.parent / f".tmp-{folder.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    tsv, compressed = is_tsv(path), path.endswith(".gz")
-    probs = Problems()
-    buckets = [open(tmp / f"bucket-{b:02d}", "wb") for b in range(1 << BUCKET_BITS)]
-    blocks = _BlockWriter(tmp) if compressed else None
-    n_lines = 0
+    folder = index_folder(cache_dir, fp)
+    root = folder.parent
     try:
-        for first_line, offset, chunk in iter_chunks(path, probs, chunk_bytes):
-            e = chunk_entries(chunk, first_line, path, tsv, probs)
-            n_lines = first_line - 1 + chunk.count(b"\n")
-            if blocks is not None:
-                arr = np.frombuffer(chunk, dtype=np.uint8)
-                locs = blocks.add(chunk, np.flatnonzero(arr == 10) + 1, e.starts)
-            else:
-                locs = (offset + e.starts).astype(np.uint64)
-            entries = np.empty(len(e.keys), dtype=ENTRY)
-            entries["key"], entries["loc"] = e.keys, locs
-            entries["line"], entries["length"] = e.lines, e.lengths
-            bucket = (e.keys >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
-            order = np.argsort(bucket, kind="stable")
-            bounds = np.searchsorted(bucket[order], np.arange((1 << BUCKET_BITS) + 1))
-            for b in range(1 << BUCKET_BITS):
-                if bounds[b + 1] > bounds[b]:
-                    buckets[b].write(entries[order[bounds[b]:bounds[b + 1]]].tobytes())
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problems.add(root, None, f"cannot create the corpus index folder ({exc.strerror or exc})", CACHE_FIX)
+        return None
+    sweep(root)
+    if stale is None:
+        index, why = verified(p, fp, folder)
+        if index is not None:
+            return index
+    try:
+        with _locked(root, folder.name):
+            index, why = verified(p, fp, folder)
+            if index is not None and (stale is None or index.build_id != stale[0].build_id):
+                return index  # built by another job while this one waited
+            if stale is not None:
+                why = stale[1]
+            return _rebuild(p, fp, folder, why, problems, chunk_bytes, checkpoint_bytes)
+    except OSError as exc:
+        problems.add(root, None, f"cannot write the corpus index ({exc.strerror or exc})", CACHE_FIX)
+        return None
+
+
+def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Problems, chunk_bytes: int,
+             checkpoint_bytes: int) -> CorpusIndex | None:
+    root = folder.parent
+    older = _older_indexes(root, fp["path"], folder)
+    if why == "no index yet" and older:
+        logger.info("corpus %s changed since its index was built (size or content differ): rebuilding it in %s",
+                    path, folder)
+    elif why == "no index yet":
+        logger.info("corpus %s: building its passage index in %s (once per corpus file; %.0f MB to read)", path,
+                    folder, fp["size"] / 1e6)
+    else:
+        logger.warning("corpus %s: its passage index in %s is not used (%s): rebuilding it", path, folder, why)
+    tmp = root / f".tmp-{folder.name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir()
+        manifest = build_index(path, fp, tmp, problems, chunk_bytes, checkpoint_bytes)
+        if manifest is None:
+            return None
+        _install(tmp, folder)
+    except OSError as exc:
+        problems.add(root, None, f"cannot write the corpus index ({exc.strerror or exc})", CACHE_FIX)
+        return None
     finally:
-        for fh in buckets:
-            fh.close()
-        if blocks is not None:
-            blocks.close()
-    if probs:
-        problems.extend(probs)
         shutil.rmtree(tmp, ignore_errors=True)
-        return False
-    total = _sort_buckets(tmp)
-    manifest = {"format": INDEX_FORMAT, "fingerprint": fp, "tsv": tsv, "compressed": compressed, "entries": total,
-                "lines": n_lines, "build_seconds": round(time.perf_counter() - start_time, 3),
-                "built": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    logger.info("corpus %s: indexed %d passages in %.1f s", path, manifest["entries"], manifest["build_seconds"])
+    for old in older:
+        shutil.rmtree(old, ignore_errors=True)
+        (root / LOCKS / old.name).unlink(missing_ok=True)
+    return CorpusIndex(path, folder, manifest)
+
+
+def _install(tmp: Path, folder: Path) -> None:
+    """Rename the built index into place; a damaged or stale one there is moved aside first, then removed."""
+    old = folder.parent / f".old-{folder.name}-{os.getpid()}"
+    if folder.exists():
+        os.rename(folder, old)
     try:
         os.rename(tmp, folder)
-    except OSError:  # built concurrently by another job: theirs is as good as ours
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not (folder / "manifest.json").is_file():
+    except OSError:  # another job (without a lock: a file system without flock) installed one meanwhile
+        if not (folder / MANIFEST).is_file():
             raise
-    logger.info("corpus %s: indexed %d passages in %.1f s", path, total, manifest["build_seconds"])
-    return True
+    shutil.rmtree(old, ignore_errors=True)
 
 
-def _sort_buckets(tmp: Path) -> int:
-    """Sort each bucket by key (stable: file order among equal keys) into entries.bin; write the fences."""
-    fences: list[np.ndarray] = []
-    total = 0
-    with open(tmp / "entries.bin", "wb") as out:
-        for b in range(1 << BUCKET_BITS):
-            part = tmp / f"bucket-{b:02d}"
-            entries = np.fromfile(part, dtype=ENTRY)
-            part.unlink()
-            entries = entries[np.argsort(entries["key"], kind="stable")]
-            first = (-total) % FENCE
-            fences.append(entries["key"][first::FENCE].copy())
-            out.write(entries.tobytes())
-            total += len(entries)
-    np.save(tmp / "fences.npy", np.concatenate(fences) if fences else np.zeros(0, dtype=np.uint64))
-    return total
+def _older_indexes(root: Path, source: str, keep: Path) -> list[Path]:
+    """Other indexes of the same corpus path (built before the file changed, or by an older release)."""
+    out = []
+    for manifest in root.glob("*/" + MANIFEST):
+        if manifest.parent == keep:
+            continue
+        try:
+            recorded = json.loads(manifest.read_text(encoding="utf-8"))
+            if (recorded.get("source") or recorded.get("fingerprint") or {}).get("path") == source:
+                out.append(manifest.parent)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return out
+
+
+@contextlib.contextmanager
+def _locked(root: Path, name: str, wait: bool = True) -> Iterator[bool]:
+    """Hold the lock of one index address (``flock``; released by the kernel when the process dies). Yields whether
+    it is held: False when another process holds it and ``wait`` is False. Where the file system has no locks,
+    runs unlocked (a concurrent build is then wasted work, not a wrong index)."""
+    (root / LOCKS).mkdir(exist_ok=True)
+    fd = os.open(root / LOCKS / name, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                yield False
+                return
+            logger.info("corpus index %s: another job is building it; waiting for it", root / name)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield True
+    finally:
+        os.close(fd)
+
+
+def sweep(root: Path) -> None:
+    """Remove what killed builds left: every ``.tmp-*`` / ``.old-*`` folder whose address no process has locked."""
+    for leftover in [*root.glob(".tmp-*"), *root.glob(".old-*")]:
+        address = leftover.name.split("-")[1]
+        try:
+            with _locked(root, address, wait=False) as held:
+                if held:
+                    logger.info("corpus index: removing %s, left by a build that was stopped", leftover)
+                    shutil.rmtree(leftover, ignore_errors=True)
+        except OSError:
+            continue

@@ -6,14 +6,18 @@
 >>> lookup_corpus([p], {"d1", "nope"}, os.path.join(d, "cache"))
 {'d1': 'Bees make honey.'}
 
-Memory: the wanted ids, the fences (one key in 256) and the texts found; the index and the corpus stay on disk
-(read with ``pread``, not mapped), so a lookup's peak memory does not grow with the corpus.
+Every block of entries read is checked against its crc32, and every line read back against its entry (a whole line
+of the recorded length, with the id the entry was made for): a mismatch rebuilds the index and looks up again
+(:mod:`autograde.corpus.index` has the whole design). Memory: the wanted ids, the fences (one key in 256), the
+gzip checkpoints of a ``.gz`` file (compressed) and the decoder's buffers and the texts found; the entries and the corpus stay on
+disk (read with ``pread`` or from the nearest checkpoint, not mapped).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,130 +25,163 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import id_keys
-from autograde.corpus.index import ENTRY, FENCE, CorpusIndex, open_index
+from autograde.corpus.index import open_index
+from autograde.corpus.source import LineReader
+from autograde.corpus.store import (
+    ENTRIES,
+    ENTRY,
+    ENTRY_CRCS,
+    FENCE,
+    FENCES,
+    LENGTH_BITS,
+    LINES,
+    LONG_LINE,
+    PAGE,
+    CorpusIndex,
+    StaleIndexError,
+)
 from autograde.io.corpus import DocCollector, doc_from_json, doc_from_tsv
 
+BATCH = 256
+"""Keys looked up at once: their entry blocks (4 KiB each, two where a key is a fence) are read together."""
 
-def find_entries(index: CorpusIndex, keys: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """``(position in keys, matching entries)`` for every key found in the index (all entries with that key)."""
-    fences = np.load(index.folder / "fences.npy")
-    n = int(index.manifest["entries"])
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(start, start + count)`` for each pair (numpy, no loop)."""
+    total = int(counts.sum())
+    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total, dtype=np.int64)
+
+
+def find_entries(index: CorpusIndex, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions in keys, entries)`` of every entry whose key is in ``keys`` (all entries with that key).
+
+    Keys are taken in sorted batches; a batch reads the entry blocks its keys fall in (each checked against its
+    crc32) and searches them at once, so memory is a batch of blocks, never the entries file.
+    """
+    n = index.entries
+    positions: list[np.ndarray] = []
+    found: list[np.ndarray] = []
     if not n or not len(keys):
-        return []
-    lo = np.maximum(np.searchsorted(fences, keys, "left") - 1, 0)
-    hi = np.searchsorted(fences, keys, "right")
-    order = np.lexsort((hi, lo))
-    groups: list[tuple[int, int, np.ndarray]] = []  # (first entry, end entry, positions in keys) per index block
-    i = 0
-    while i < len(order):
-        a, b = int(lo[order[i]]), int(hi[order[i]])
-        j = i
-        while j < len(order) and lo[order[j]] == a and hi[order[j]] == b:
-            j += 1
-        groups.append((a * FENCE, min(b * FENCE, n), order[i:j]))
-        i = j
-    out: list[tuple[int, np.ndarray]] = []
-    fd = os.open(index.folder / "entries.bin", os.O_RDONLY)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=ENTRY)
+    fences = np.fromfile(index.folder / FENCES, dtype="<u8")
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    lo = np.maximum(np.searchsorted(fences, sorted_keys, "left") - 1, 0)
+    hi = np.searchsorted(fences, sorted_keys, "right")
+    block_bytes = FENCE * ENTRY.itemsize
+    fd = os.open(index.folder / ENTRIES, os.O_RDONLY)
+    crc_fd = os.open(index.folder / ENTRY_CRCS, os.O_RDONLY)
     try:
-        if hasattr(os, "posix_fadvise"):  # start every read at once (a cold page cache serves them in parallel)
-            for start, stop, _group in groups:
-                os.posix_fadvise(fd, start * ENTRY.itemsize, (stop - start) * ENTRY.itemsize, os.POSIX_FADV_WILLNEED)
-        for start, stop, group in groups:
-            block = np.frombuffer(os.pread(fd, (stop - start) * ENTRY.itemsize, start * ENTRY.itemsize), dtype=ENTRY)
-            left = np.searchsorted(block["key"], keys[group], "left")
-            right = np.searchsorted(block["key"], keys[group], "right")
-            for pos, lft, rgt in zip(group.tolist(), left.tolist(), right.tolist(), strict=True):
-                if rgt > lft:
-                    out.append((pos, block[lft:rgt].copy()))  # a copy: a view would keep the whole block alive
+        for s in range(0, len(sorted_keys), BATCH):
+            batch = slice(s, s + BATCH)
+            blocks = np.unique(_ranges(lo[batch], hi[batch] - lo[batch]))
+            cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
+            runs = [(int(r[0]), int(r[-1]) + 1) for r in np.split(blocks, cuts) if len(r)]
+            if hasattr(os, "posix_fadvise"):  # start every read at once (a cold page cache serves them in parallel)
+                for a, b in runs:
+                    os.posix_fadvise(fd, a * block_bytes, (b - a) * block_bytes, os.POSIX_FADV_WILLNEED)
+            parts = []
+            for a, b in runs:
+                want = (min(b * FENCE, n) - a * FENCE) * ENTRY.itemsize
+                raw = os.pread(fd, want, a * block_bytes)
+                crcs = np.frombuffer(os.pread(crc_fd, (b - a) * 4, a * 4), dtype="<u4").tolist()
+                if len(raw) != want or len(crcs) != b - a or any(
+                        zlib.crc32(raw[k * block_bytes:(k + 1) * block_bytes]) != c for k, c in enumerate(crcs)):
+                    raise StaleIndexError(f"{ENTRIES} is damaged (blocks {a} to {b - 1})")
+                parts.append(raw)
+            table = np.frombuffer(b"".join(parts), dtype=ENTRY)
+            left = np.searchsorted(table["key"], sorted_keys[batch], "left")
+            counts = np.searchsorted(table["key"], sorted_keys[batch], "right") - left
+            positions.append(np.repeat(order[batch], counts))
+            found.append(table[_ranges(left, counts)])  # a copy: the blocks are not kept
     finally:
         os.close(fd)
-    return out
+        os.close(crc_fd)
+    return np.concatenate(positions), np.concatenate(found)
 
 
-class _Reader:
-    """Reads lines at index locations: from the file itself, or from the LZ4 blocks of a gzip source."""
-
-    def __init__(self, index: CorpusIndex) -> None:
-        self.index = index
-        if index.compressed:
-            self.fd = os.open(index.folder / "blocks.lz4", os.O_RDONLY)
-            self.offsets_fd = os.open(index.folder / "blocks.u8", os.O_RDONLY)
-        else:
-            self.fd = os.open(index.source, os.O_RDONLY)
-        self.block_no = -1
-        self.block = b""
-
-    def prefetch(self, spans: list[tuple[int, int]]) -> None:
-        """Ask the kernel to start reading every wanted line (or block) at once: on a cold page cache the reads
-        then overlap instead of waiting one after another."""
-        if not hasattr(os, "posix_fadvise"):
-            return
-        if not self.index.compressed:
-            for loc, length in spans:
-                os.posix_fadvise(self.fd, loc, length, os.POSIX_FADV_WILLNEED)
-            return
-        blocks = sorted({loc >> 32 for loc, _length in spans})
-        for block_no in blocks:
-            a, b = np.frombuffer(os.pread(self.offsets_fd, 16, block_no * 8), dtype=np.uint64).tolist()
-            os.posix_fadvise(self.fd, a, b - a, os.POSIX_FADV_WILLNEED)
-
-    def read(self, loc: int, length: int) -> bytes:
-        if not self.index.compressed:
-            return os.pread(self.fd, length, loc)
-        import lz4.block
-
-        block_no, at = loc >> 32, loc & 0xFFFFFFFF
-        if block_no != self.block_no:
-            a, b = np.frombuffer(os.pread(self.offsets_fd, 16, block_no * 8), dtype=np.uint64).tolist()
-            self.block = lz4.block.decompress(os.pread(self.fd, b - a, a))
-            self.block_no = block_no
-        return self.block[at:at + length]
-
-    def close(self) -> None:
-        os.close(self.fd)
-        if self.index.compressed:
-            os.close(self.offsets_fd)
+def _fetch(reader: LineReader, index: CorpusIndex, offset: int, length: int) -> tuple[bytes, int]:
+    """The line at ``offset`` and the newlines between its page's start and it; a line that is not where, or not
+    as long as, its entry says is a :class:`StaleIndexError`."""
+    page_start = offset - offset % PAGE
+    start = min(page_start, offset - 1) if offset > 0 else 0
+    data = reader.read(start, offset + length + 1 - start)
+    end = offset + length
+    if length == LONG_LINE:  # at least that long: read on to the newline
+        while (cut := data.find(b"\n", end - start)) < 0:
+            more = reader.read(start + len(data), 1 << 20)
+            if not more:
+                break
+            data += more
+        end = start + cut if cut >= 0 else start + len(data)
+    rel = end - start
+    if len(data) < rel or not (data[rel:rel + 1] == b"\n" or end == int(index.manifest["stream_bytes"])) or not (
+            offset == int(index.manifest["data_start"]) or (offset > 0 and data[offset - 1 - start] == 10)):
+        raise StaleIndexError(f"no line of {length} bytes at byte {offset}")
+    return data[offset - start:rel], data.count(b"\n", page_start - start, offset - start)
 
 
-def _parse(index: CorpusIndex, n: int, raw: bytes, probs: Problems) -> tuple[str, str] | None:
-    """The record of one line; None (with a problem naming the stale index) when the line is not a record."""
+def _record(index: CorpusIndex, raw: bytes) -> tuple[str, str]:
+    """The record of one line (a line the build accepted: anything else means the file changed)."""
+    probs = Problems()
+    doc: tuple[str, str] | None = None
     try:
         line = raw.decode("utf-8").rstrip("\r")
         if index.tsv:
-            return doc_from_tsv(index.source, n, line, probs)
-        rec = json.loads(line)  # checked when the index was built (duplicate keys included): no strict hook
-        if isinstance(rec, dict):
-            return doc_from_json(index.source, n, rec, probs)
+            doc = doc_from_tsv(index.source, 0, line, probs)
+        else:
+            rec = json.loads(line)  # checked when the index was built (duplicate keys included): no strict hook
+            doc = doc_from_json(index.source, 0, rec, probs) if isinstance(rec, dict) else None
     except (UnicodeDecodeError, json.JSONDecodeError):
         pass
-    probs.add(index.source, n, f"the corpus index {index.folder} does not match the file (changed in place?)",
-              f"delete {index.folder}; it is rebuilt on the next run")
-    return None
+    if doc is None:
+        raise StaleIndexError("a line its index points to is not a record")
+    return doc
 
 
-def lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray, probs: Problems
-                 ) -> list[tuple[int, str, str]]:
-    """``(line, doc_id, text)`` of every record of ``wanted`` in one indexed file, in file order."""
-    hits = [(pos, e) for pos, entries in find_entries(index, keys) for e in entries]
-    hits.sort(key=lambda h: int(h[1]["loc"]))
-    found: list[tuple[int, str, str]] = []
-    reader = _Reader(index)
+def lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray) -> list[tuple[int, str, str]]:
+    """``(line, doc_id, text)`` of every record of ``wanted`` in one indexed file, in file order; raises
+    :class:`StaleIndexError` when the index does not match the file (or its files went away meanwhile)."""
     try:
-        reader.prefetch([(int(e["loc"]), int(e["length"])) for _pos, e in hits])
-        for pos, e in hits:
-            n = int(e["line"])
-            doc = _parse(index, n, reader.read(int(e["loc"]), int(e["length"])), probs)
-            if doc is not None and doc[0] == wanted[pos]:  # another id with the same key is skipped
-                found.append((n, doc[0], doc[1]))
+        return _lookup_index(index, wanted, keys)
+    except OSError as exc:
+        raise StaleIndexError(f"its files cannot be read ({exc.strerror or exc})") from None
+
+
+def _lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray) -> list[tuple[int, str, str]]:
+    positions, entries = find_entries(index, keys)
+    offsets, lengths = entries["pos"] >> np.uint64(LENGTH_BITS), entries["pos"] & np.uint64(LONG_LINE)
+    order = np.lexsort((positions, offsets))
+    hits = list(zip(offsets[order].tolist(), lengths[order].tolist(), positions[order].tolist(),
+                    entries["key"][order].tolist(), strict=True))
+    found: list[tuple[int, str, str]] = []
+    if not hits:
+        return found
+    reader = LineReader(index.source, index.folder, index.compressed, int(index.manifest["checkpoint_bytes"]))
+    lines_fd = os.open(index.folder / LINES, os.O_RDONLY)
+    try:
+        reader.prefetch([(max(off - off % PAGE - 1, 0), off % PAGE + length + 2) for off, length, _p, _k in hits])
+        for offset, length, pos, key in hits:
+            raw, newlines = _fetch(reader, index, offset, length)
+            before = np.frombuffer(os.pread(lines_fd, 8, offset // PAGE * 8), dtype="<u8")
+            if len(before) != 1:
+                raise StaleIndexError(f"{LINES} is shorter than the file")
+            doc_id, text = _record(index, raw)
+            if doc_id == wanted[pos]:
+                found.append((1 + int(before[0]) + newlines, doc_id, text))
+            elif int(id_keys([doc_id])[0]) != key:  # not another id with the same key: the file changed
+                raise StaleIndexError(f"the line at byte {offset} holds {doc_id!r}, not the id its entry was made for")
     finally:
         reader.close()
+        os.close(lines_fd)
     found.sort()
     return found
 
 
 def lookup_corpus(paths: Iterable[str | Path], wanted: set[str], cache_dir: str | Path,
                   problems: Problems | None = None) -> dict[str, str]:
-    """Texts of the ``wanted`` ids in the corpus files, through their indexes (built on first use).
+    """Texts of the ``wanted`` ids in the corpus files, through their indexes (built on first use, rebuilt when they
+    do not match the file).
 
     The same result and the same problems as :func:`autograde.io.corpus.read_corpus` with ``wanted``: empty texts
     and an id repeated with another text are problems naming file and line; malformed lines are reported when the
@@ -159,7 +196,19 @@ def lookup_corpus(paths: Iterable[str | Path], wanted: set[str], cache_dir: str 
         index = open_index(path, cache_dir, probs)
         if index is None or not ids:
             continue
-        for n, doc_id, text in lookup_index(index, ids, keys, probs):
+        try:
+            records = lookup_index(index, ids, keys)
+        except StaleIndexError as exc:
+            index = open_index(path, cache_dir, probs, stale=(index, str(exc)))
+            if index is None:
+                continue
+            try:
+                records = lookup_index(index, ids, keys)
+            except StaleIndexError as again:
+                probs.add(index.source, None, f"the file changed while its passages were read ({again})",
+                          "run again once the file no longer changes")
+                continue
+        for n, doc_id, text in records:
             found.add(index.source, n, doc_id, text)
     out = found.finish()
     if own:
