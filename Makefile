@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env data
+.PHONY: install example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env ppi-env data
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -70,6 +70,17 @@ $(AUTOJUDGE_VENV)/.installed:
 
 autojudge-env: $(AUTOJUDGE_VENV)/.installed
 
+# The reference prediction-powered inference (PyPI ppi-python, pinned) for the parity test of the human-sample
+# estimates (docs/human_sample.md). Its dependencies (numba, statsmodels, scikit-learn, ...) stay in their own
+# environment; the test calls it in a subprocess.
+PPI_VENV ?= .venv-ppi
+$(PPI_VENV)/.installed:
+	$(PYTHON) -m venv $(PPI_VENV)
+	$(PPI_VENV)/bin/python -m pip install --quiet ppi-python==0.2.3
+	touch $@
+
+ppi-env: $(PPI_VENV)/.installed
+
 # The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays on one worker, so its module fixtures are
 # built once; the finished workflow runs many tests read are built once per session behind a file lock), then the
 # tests marked `serial` alone (a wall-clock budget or machine-wide state). Each part writes a JUnit file under
@@ -81,7 +92,7 @@ TEST_WORKERS ?= 2
 INSTALL_JOBS ?= 4
 PYTEST := $(PY) -m pytest -q
 test-deps:
-	$(MAKE) -j$(INSTALL_JOBS) --output-sync=target install vllm-env nuggetizer-env umbrela-env autojudge-env system-deps lint
+	$(MAKE) -j$(INSTALL_JOBS) --output-sync=target install vllm-env nuggetizer-env umbrela-env autojudge-env ppi-env system-deps lint
 
 test: test-deps
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml

@@ -36,6 +36,7 @@ include: "rules/calibrated.smk"
 include: "rules/reproduce.smk"
 include: "rules/nuggets.smk"
 include: "rules/audit.smk"
+include: "rules/ppi.smk"
 
 
 rule all:

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -198,3 +199,96 @@ def test_real_query_with_hundreds_of_passages_in_the_browser(grid_full_site: Pat
     ev("const f = document.getElementById('filter'); f.value = 'dis'; f.dispatchEvent(new Event('change'))")
     shown = ev("document.getElementById('shown').textContent")
     assert shown.endswith(" of 310 rows") and int(shown.split()[0]) > 0
+
+
+def _press(dt: DevTools, key: str) -> None:
+    """One real key press (keyDown with its text, then keyUp), as a person's keyboard sends it."""
+    codes = {"ArrowLeft": 37, "ArrowRight": 39, "Backspace": 8}
+    code = codes.get(key, ord(key.upper()) if len(key) == 1 else 0)
+    text = {"text": key} if len(key) == 1 else {}
+    dt.call("Input.dispatchKeyEvent", type="keyDown", key=key, windowsVirtualKeyCode=code, **text)
+    dt.call("Input.dispatchKeyEvent", type="keyUp", key=key, windowsVirtualKeyCode=code)
+
+
+def _export(dt: DevTools, folder: Path) -> Path:
+    """Click the page's export button; the downloaded file (Chromium saves it under ``folder``)."""
+    out = folder / "sample.qrels"
+    out.unlink(missing_ok=True)
+    dt.evaluate("document.getElementById('export').click()")
+    for _ in range(100):
+        if out.is_file() and out.stat().st_size > 0:
+            return out
+        time.sleep(0.1)
+    raise AssertionError(f"no file downloaded into {folder}: {sorted(p.name for p in folder.iterdir())}")
+
+
+def test_judging_page_by_keyboard_survives_a_reload_and_exports_qrels_that_round_trip(devtools: DevTools,
+                                                                                      tmp_path: Path) -> None:
+    """Judge 5 passages by keys, reload, judge 2 more, export: the file holds exactly those 7 grades and reads as
+    the sample; judging the rest and exporting again gives the qrels the estimates read."""
+    from support.human_sample import tiny_results
+
+    from autograde.core.layout import Layout
+    from autograde.ppi.sample import read_judgments
+    from autograde.ppi.stages import run_draw, run_estimates, run_judging_data
+    from autograde.ppi.workflow import estimate_outputs
+    from autograde.reports.human_sample_pages import build_human_sample_pages
+
+    t = tiny_results(tmp_path)
+    cfg, res, design = t["config"], t["results"], t["root"] / "judging" / "design.tsv"
+    record = run_draw(cfg, "simple_random", 12, 5, str(design), None)
+    n = record["drawn"]
+    assert n >= 9, n
+    lay = Layout.of(res)
+    run_judging_data(cfg, str(design), lay.pool, lay.ingest("queries"), lay.human_sample("judging.json"))
+    site = tmp_path / "site"
+
+    def write(path: Path, text: str, stats: dict[str, Any]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    links = build_human_sample_pages(res, site, {"title": "tiny"}, write, {})
+    page = site / links["judging"]
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    devtools.call("Page.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+    assert devtools.open(page.as_uri()) == []
+    ev = devtools.evaluate
+    items = ev("JSON.parse(document.getElementById('judging-data').textContent).items")
+    assert len(items) == n and ev("document.getElementById('progress').textContent") == f"0 of {n} judged"
+    pressed: dict[tuple[str, str], int] = {}
+
+    def grade(key: str) -> None:
+        pos = ev("window.autogradeJudging.state().pos")
+        pressed[(items[pos]["q"], items[pos]["d"])] = int(key)
+        _press(devtools, key)
+
+    for key in "2031":
+        grade(key)
+    _press(devtools, "ArrowLeft")  # back to the 4th passage: regrade it
+    grade("3")
+    assert len(pressed) == 4
+    grade("1")
+    assert ev("document.getElementById('progress').textContent") == f"5 of {n} judged"
+    assert devtools.open(page.as_uri()) == []  # reload: the grades and the position stay
+    assert ev("document.getElementById('progress').textContent") == f"5 of {n} judged"
+    assert ev("window.autogradeJudging.state().pos") == 5
+    _press(devtools, "s")  # skip the 6th, judge the 7th and 8th
+    grade("0")
+    grade("2")
+    assert ev("document.getElementById('progress').textContent") == f"7 of {n} judged"
+    exported = _export(devtools, downloads)
+    grades, _ = read_judgments(exported, t["keys"], [0, 1, 2, 3])
+    got = {t["keys"][i]: int(grades[i]) for i in np.flatnonzero(~np.isnan(grades))}
+    assert got == pressed and len(got) == 7
+    # judge the rest (back to the skipped one first), export again: the estimates read the file
+    _press(devtools, "ArrowLeft")
+    _press(devtools, "ArrowLeft")
+    _press(devtools, "ArrowLeft")
+    while ev("window.autogradeJudging.state().pos") < n:
+        grade("1")
+    assert ev("document.getElementById('done').hidden") is False
+    exported = _export(devtools, downloads)
+    summary = run_estimates(cfg, lay.pool, lay.ingest("rankings"), estimate_outputs(cfg), qrels=str(exported),
+                            design=str(design))
+    assert summary["sample"]["judged"] == n and summary["sample"]["rounds"] == 1

@@ -33,12 +33,14 @@ from autograde.cli import (
     reports,
     reproduce,
     rubric,
+    sample,
     stages,
 )
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 
-GROUPS = (stages, interchange, prompts, doctor, plan, metrics, reports, banks, rubric, reproduce, nuggets, audit, data)
+GROUPS = (stages, interchange, prompts, doctor, plan, metrics, reports, banks, rubric, reproduce, nuggets, audit, sample,
+          data)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from autograde.config.audit import AuditConfig, check_audit_config
 from autograde.config.banks import BankGenerationConfig, add_generated_banks
+from autograde.config.human_sample import HumanSampleConfig, check_human_sample_config
 from autograde.config.nuggets import NuggetsConfig, check_nuggets_config
 from autograde.config.reports import ReportsConfig
 from autograde.config.rubric import CalibratedQrelsConfig, RubricConfig
@@ -184,6 +185,7 @@ class Config(Strict):
     calibrated_qrels: CalibratedQrelsConfig | None = Field(default=None, description="calibrated relevance labels from several graders' qrels or grades, trained on the judged passages (cross-validated by query); evaluated like another grader named 'calibrated'; null = off")
     nuggets: NuggetsConfig | None = Field(default=None, description="nugget scores of the RAG answers (TREC RAG 2024: importance, assignment, All / Vital / Weighted scores, leaderboards); null = off; see docs/nuggets.md")
     audit: AuditConfig | None = Field(default=None, description="judge audit: each grader's agreement with the human qrels per topic and at the top (meta-evaluation) and a robustness audit with perturbed passages; null = off; see docs/audit.md")
+    human_sample: HumanSampleConfig | None = Field(default=None, description="estimates with intervals from human judgments of a sample of the pool (prediction-powered, human-only and LLM-only per system and measure; Holm-corrected comparisons; the judging page); null = off; see docs/human_sample.md")
 
     @model_validator(mode="before")
     @classmethod
@@ -206,6 +208,7 @@ class Config(Strict):
                             f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
         out += check_nuggets_config(self)  # the nuggets: section against banks, graders and answers
         out += check_audit_config(self)  # the audit: section against the graders
+        out += check_human_sample_config(self)  # the human_sample: section against graders and their variants
         return out
 
     def grader(self, name: str) -> GraderConfig:

@@ -236,6 +236,12 @@ class Layout:
         ``stats.json``, ``robustness.md``."""
         return f"{self.root}/audit/robustness/{grader}/{name}"
 
+    # estimates from a human sample (autograde.ppi)
+    def human_sample(self, name: str) -> str:
+        """A file of the human-sample estimates: ``<prediction>/estimates.tsv``, ``<prediction>/differences.tsv``,
+        ``summary.json``."""
+        return f"{self.root}/human_sample/{name}"
+
     # nugget scores of RAG answers (autograde.nuggets)
     def nugget_table(self, name: str) -> str:
         """Tables shared by every assessor: ``answers.parquet`` (whole answers), ``importance.parquet`` and

@@ -295,3 +295,41 @@ def scipy_paired_permutation_pvalues(a: np.ndarray, b: np.ndarray, n_resamples: 
                                  permutation_type="samples", alternative="two-sided", n_resamples=n_resamples,
                                  axis=0, rng=np.random.default_rng(seed))
     return np.asarray(res.pvalue, dtype=float)
+
+
+def normal_quantile(confidence: float) -> float:
+    """The two-sided standard-normal critical value of a ``confidence`` interval (scipy's ``norm.ppf``): 1.96 for
+    0.95.
+
+    >>> round(normal_quantile(0.95), 4)
+    1.96
+    """
+    from scipy.stats import norm
+
+    return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
+def t_quantile(confidence: float, df: np.ndarray | float) -> np.ndarray:
+    """The two-sided Student-t critical values of a ``confidence`` interval for ``df`` degrees of freedom (scipy's
+    ``t.ppf``); an infinite or NaN ``df`` gives the normal value.
+
+    >>> t_quantile(0.95, np.array([1.0, np.inf])).round(3).tolist()
+    [12.706, 1.96]
+    """
+    from scipy.stats import t
+
+    d = np.asarray(df, dtype=np.float64)
+    z = normal_quantile(confidence)
+    finite = np.isfinite(d) & (d > 0)
+    return np.asarray(np.where(finite, t.ppf(1.0 - (1.0 - confidence) / 2.0, np.where(finite, d, 1.0)), z),
+                      dtype=np.float64)
+
+
+def t_two_sided_p(statistic: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
+    """Two-sided p-values of Student-t statistics (normal where ``df`` is infinite or NaN)."""
+    from scipy.stats import norm, t
+
+    x = np.abs(np.asarray(statistic, dtype=np.float64))
+    d = np.asarray(df, dtype=np.float64)
+    finite = np.isfinite(d) & (d > 0)
+    return np.asarray(np.where(finite, 2.0 * t.sf(x, np.where(finite, d, 1.0)), 2.0 * norm.sf(x)), dtype=np.float64)

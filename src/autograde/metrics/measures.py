@@ -27,7 +27,7 @@ from typing import Literal
 
 from autograde.core.errors import InvalidValueError
 
-FamilyName = Literal["trec_eval", "server", "nugget", "cover"]
+FamilyName = Literal["trec_eval", "server", "nugget", "cover", "gain"]
 Missing = Literal["zero", "skip"]
 
 
@@ -121,11 +121,21 @@ def _cover(text: str) -> Measure | None:
     return Measure("cover", text, missing="skip") if text in ("cover", "ncover") else None
 
 
+def _gain(text: str) -> Measure | None:
+    """Measures linear in the per-passage gain that trec_eval lacks (estimated from a human sample: DCG@k with the
+    raw grade as gain, rank-biased precision with persistence p over binary relevance)."""
+    m = re.fullmatch(r"dcg_cut_([1-9][0-9]*)|rbp_(0\.[0-9]*[1-9])", text)
+    if not m:
+        return None
+    return Measure("gain", text, cutoff=int(m.group(1)) if m.group(1) else None)
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("trec_eval", _trec, "map, recip_rank, P_10, recall_100, ndcg_cut_10, Rprec, bpref"),
     Family("server", _server, "map, mrr, mrr@10, ndcg@10, P@10, recall@100"),
     Family("nugget", _nugget, "all_score, strict_vital_score, weighted_score, AllScore(strict=True)"),
     Family("cover", _cover, "cover, ncover"),
+    Family("gain", _gain, "dcg_cut_10, rbp_0.8"),
 )}
 """Every measure family, in the order :func:`parse_measure` asks them."""
 

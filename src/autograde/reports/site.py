@@ -30,6 +30,7 @@ from autograde.core.log import logger
 from autograde.core.querycache import QueryCache
 from autograde.core.tables import read_table
 from autograde.pipeline.perquery import query_digests
+from autograde.reports.human_sample_pages import build_human_sample_pages
 from autograde.reports.linkcheck import broken_links, page_links
 from autograde.reports.render import render_page, templates_digest
 
@@ -315,7 +316,8 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
         "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, reproduction=reproduction,
         correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
-        n_systems=len(next(iter(human.values()))) if human else None), stats)
+        n_systems=len(next(iter(human.values()))) if human else None,
+        human_sample=build_human_sample_pages(res, out, common, _write, stats)), stats)
     pool_digests = query_digests(pool[[c for c in ("query_id", "passage_id", "text", "n_systems") if c in pool]]) \
         if len(pool) else {}
     for g in data:

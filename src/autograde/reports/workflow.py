@@ -78,6 +78,9 @@ class ReportRules:
         from autograde.config.audit import audit_targets
 
         inputs["audit"] = audit_targets(self.config)  # the judge cards (when audit: is configured)
+        from autograde.ppi.workflow import site_inputs as human_sample_site_inputs
+
+        inputs["human_sample"] = human_sample_site_inputs(self.config)  # intervals and the judging page
         if self.config.data.official_leaderboard:
             inputs["correlation"] = lay.reports("correlation.tsv")
             inputs["official"] = self.config.data.official_leaderboard

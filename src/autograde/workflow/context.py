@@ -183,6 +183,9 @@ class WorkflowContext:
         from autograde.config.audit import audit_targets
 
         out += audit_targets(self.config)  # judge audit: meta-evaluation, robustness (when configured)
+        from autograde.ppi.workflow import site_inputs
+
+        out += site_inputs(self.config)  # estimates with intervals from a human sample, the judging page's data
         return out
 
 

@@ -1,0 +1,133 @@
+"""What ``rules/ppi.smk`` and ``rule all`` read from the experiment config at parse time: the predictions (named),
+the measures, the rule's inputs, outputs and params. Imports nothing heavy (the Snakefile imports it when parsed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograde.config.human_sample import HumanSampleConfig, PredictionConfig
+from autograde.core.layout import CALIBRATED, Layout, QrelsVariant
+
+
+def human_sample_section(config: Any) -> HumanSampleConfig | None:
+    """The ``human_sample:`` section (None when absent)."""
+    return getattr(config, "human_sample", None)
+
+
+def predictions_of(config: Any) -> list[PredictionConfig]:
+    """The configured predictions, or every grader's first qrels variant (named after the grader)."""
+    h = human_sample_section(config)
+    if h is None:
+        return []
+    if h.predictions:
+        return list(h.predictions)
+    return [PredictionConfig(name=g.name, grader=g.name) for g in config.graders]
+
+
+def measures_of(config: Any) -> list[str]:
+    """The measures to estimate: ``human_sample.measures``, or those of ``evaluation.measures`` a sample can
+    estimate."""
+    from autograde.metrics.estimable import estimable
+
+    h = human_sample_section(config)
+    if h is not None and h.measures is not None:
+        return list(h.measures)
+    return [m for m in config.evaluation.measures if estimable(m) is not None]
+
+
+def relevance_level_of(config: Any) -> int:
+    h = human_sample_section(config)
+    return int(h.relevance_level if h is not None and h.relevance_level is not None
+               else config.evaluation.human_relevance_level)
+
+
+def prediction_source(cfg: PredictionConfig, config: Any) -> tuple[str, str, float | None]:
+    """(kind, path, default threshold) of a prediction: ``qrels``, ``table`` or ``grades``."""
+    lay = Layout.of(config.results_dir)
+    if cfg.grader == CALIBRATED:
+        return "table", lay.calibrated("passages.parquet"), None
+    if cfg.grader is not None:
+        variant = cfg.variant or config.qrels_variants_of(cfg.grader)[0]
+        return "qrels", lay.qrels(cfg.grader, variant), float(QrelsVariant.parse(variant).level)
+    if cfg.qrels is not None:
+        return "qrels", cfg.qrels, None
+    if cfg.table is not None:
+        return "table", cfg.table, None
+    assert cfg.grades is not None
+    return "grades", cfg.grades, None
+
+
+def prediction_files(cfg: PredictionConfig, config: Any) -> list[str]:
+    """The file a prediction reads (a workflow input)."""
+    return [prediction_source(cfg, config)[1]]
+
+
+def estimate_outputs(config: Any) -> dict[str, str]:
+    """Output files of the estimates rule: ``summary`` and, per prediction, ``<name>.estimates`` and
+    ``<name>.differences``."""
+    lay = Layout.of(config.results_dir)
+    out = {"summary": lay.human_sample("summary.json")}
+    for p in predictions_of(config):
+        out[f"{p.name}.estimates"] = lay.human_sample(f"{p.name}/estimates.tsv")
+        out[f"{p.name}.differences"] = lay.human_sample(f"{p.name}/differences.tsv")
+    return out
+
+
+def estimate_inputs(config: Any) -> dict[str, Any]:
+    """Input files of the estimates rule: the pool, the rankings, the sample, the design, every prediction's file
+    (a change of any of them reruns it; nothing else does)."""
+    h = human_sample_section(config)
+    lay = Layout.of(config.results_dir)
+    inputs: dict[str, Any] = {"pool": lay.pool, "rankings": lay.ingest("rankings")}
+    if h is not None and h.qrels:
+        inputs["sample"] = h.qrels
+    if h is not None and h.design:
+        inputs["design"] = h.design
+    inputs["predictions"] = sorted({f for p in predictions_of(config) for f in prediction_files(p, config)})
+    return inputs
+
+
+def estimate_params(config: Any) -> dict[str, Any]:
+    """Every setting the estimates depend on (a changed one reruns the rule)."""
+    h = human_sample_section(config)
+    return {"section": h.model_dump() if h is not None else None, "measures": measures_of(config),
+            "relevance_level": relevance_level_of(config), "missing_queries": config.evaluation.missing_queries,
+            "predictions": [p.model_dump() for p in predictions_of(config)]}
+
+
+def human_sample_targets(config: Any) -> list[str]:
+    """The estimates ``rule all`` builds for ``human_sample:`` (nothing without judgments yet)."""
+    h = human_sample_section(config)
+    if h is None or not h.qrels:
+        return []
+    return list(estimate_outputs(config).values())
+
+
+def judging_output(config: Any) -> str | None:
+    """The judging page's data (``results/human_sample/judging.json``) when a design file exists and the page is on."""
+    from pathlib import Path
+
+    h = human_sample_section(config)
+    if h is None or not h.design or not h.judging_page or not Path(h.design).is_file():
+        return None
+    return Layout.of(config.results_dir).human_sample("judging.json")
+
+
+def judging_inputs(config: Any) -> dict[str, Any]:
+    """Inputs of the judging page's data: the design, the pool, the queries and the judgments so far."""
+    from pathlib import Path
+
+    h = human_sample_section(config)
+    assert h is not None and h.design
+    lay = Layout.of(config.results_dir)
+    inputs: dict[str, Any] = {"design": h.design, "pool": lay.pool, "queries": lay.ingest("queries")}
+    if h.qrels and Path(h.qrels).is_file():
+        inputs["sample"] = h.qrels
+    return inputs
+
+
+def site_inputs(config: Any) -> list[str]:
+    """What the review site's human-sample pages read: the estimates and the judging page's data."""
+    judge = judging_output(config)
+    return human_sample_targets(config) + ([judge] if judge else [])

@@ -1,0 +1,160 @@
+"""The estimators on cases small enough to enumerate every sample: exact unbiasedness of the linear measures (one
+round and two adaptive rounds), zero width when the prediction is the truth, the measures against trec_eval on
+full judgments, the linearization against finite differences."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from autograde.metrics.estimable import estimable_measure
+from autograde.ppi.design import round_probabilities
+from autograde.ppi.estimators import Round, estimate_measures
+from autograde.ppi.measures import Gains, Linearized, gains_from_distribution, gains_from_grades
+from autograde.ppi.pool import pool_order, ranked_pool
+
+LEVELS = [0, 1, 2, 3]
+
+
+def _small_case(seed: int = 0, queries: int = 2, per_query: int = 4) -> tuple:
+    """A pool of ``queries x per_query`` units, 3 systems ranking them with 2 passages outside the pool, the truth
+    and a wrong-ish predicted distribution."""
+    rng = np.random.default_rng(seed)
+    truth = {(f"q{q}", f"d{q}{i}"): int(rng.integers(0, 4)) for q in range(queries) for i in range(per_query)}
+    rows = []
+    for s in range(3):
+        for q in range(queries):
+            docs = [d for qq, d in truth if qq == f"q{q}"] + [f"x{q}{j}" for j in range(2)]
+            for d in docs:
+                rows.append((f"s{s}", f"q{q}", d, float(rng.random())))
+    runs = pd.DataFrame(rows, columns=["run", "query_id", "passage_id", "score"])
+    keys = pool_order(list(truth))
+    grades = np.array([truth[k] for k in keys], dtype=np.float64)
+    probs = rng.dirichlet(np.ones(4), size=len(keys))
+    return keys, ranked_pool(runs, keys), grades, probs
+
+
+def _all_samples(n: int) -> np.ndarray:
+    return np.array(list(itertools.product([False, True], repeat=n)))
+
+
+def _probability(sampled: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    return np.prod(np.where(sampled, pi, 1.0 - pi), axis=-1)
+
+
+@pytest.mark.parametrize("name", ["P_3", "dcg_cut_3", "dcg_cut_10", "rbp_0.7", "recip_rank"])
+@pytest.mark.parametrize("human_only", [False, True])
+def test_linear_measures_are_exactly_unbiased_over_every_sample(name: str, human_only: bool) -> None:
+    keys, ranked, grades, probs = _small_case()
+    n = len(keys)
+    pi = np.linspace(0.2, 0.8, n)
+    samples = _all_samples(n)
+    pred = gains_from_distribution(probs, LEVELS, 2)
+    if human_only:
+        pred = Gains(pred.rel * 0, pred.gain * 0, pred.ge * 0, pred.thresholds, pred.steps)
+    obs = gains_from_grades(grades, LEVELS, 2)
+    m = estimable_measure(name)
+    est = estimate_measures([m], ranked, pred, obs, [Round(np.broadcast_to(pi, samples.shape), samples, 1.0)],
+                            keep_residuals=False)[m.name]
+    expectation = (_probability(samples, pi)[:, None] * est.estimate).sum(axis=0)
+    truth = Linearized(m, ranked, obs, None).estimate[0]
+    assert np.abs(expectation - truth).max() < 1e-12
+    if m.linear:  # the variance estimate is unbiased too: E[V] = E[(est - truth)^2]
+        mse = (_probability(samples, pi)[:, None] * (est.estimate - truth) ** 2).sum(axis=0)
+        ev = (_probability(samples, pi)[:, None] * est.variance).sum(axis=0)
+        assert np.abs(ev - mse).max() < 1e-12
+
+
+@pytest.mark.parametrize("design", ["stratified", "active"])
+def test_two_adaptive_rounds_are_exactly_unbiased(design: str) -> None:
+    """Round 2's probabilities depend on round 1's judgments (a pilot): the weighted rounds stay unbiased."""
+    keys, ranked, grades, probs = _small_case(seed=3, per_query=3)
+    n = len(keys)
+    pi1 = np.full(n, 0.4)
+    first = _all_samples(n)
+    w = np.linspace(0.5, 1.5, n)
+    pi2, _ = round_probabilities(design, 2.0, first, first, np.broadcast_to(grades, first.shape),
+                                 np.broadcast_to(1.0 / pi1, first.shape), probs, LEVELS, w, 0.2)
+    second = _all_samples(n)
+    b1 = np.repeat(np.arange(len(first)), len(second))
+    b2 = np.tile(np.arange(len(second)), len(first))
+    d1, d2 = first[b1], second[b2] & ~first[b1]
+    keep = ~(second[b2] & first[b1]).any(axis=1)  # round 2 never draws a unit of round 1 (it has probability 1)
+    d1, d2, b1 = d1[keep], d2[keep], b1[keep]
+    p2 = pi2[b1]
+    prob = _probability(d1, pi1) * np.prod(np.where(d1, 1.0, np.where(d2, p2, 1.0 - p2)), axis=1)
+    assert abs(prob.sum() - 1.0) < 1e-12
+    pred = gains_from_distribution(probs, LEVELS, 2)
+    obs = gains_from_grades(grades, LEVELS, 2)
+    rounds = [Round(np.broadcast_to(pi1, d1.shape), d1, 0.5), Round(np.where(d1, 1.0, p2), d1 | d2, 0.5)]
+    for name in ("P_2", "dcg_cut_5"):
+        m = estimable_measure(name)
+        est = estimate_measures([m], ranked, pred, obs, rounds, keep_residuals=False)[m.name]
+        truth = Linearized(m, ranked, obs, None).estimate[0]
+        assert np.abs((prob[:, None] * est.estimate).sum(axis=0) - truth).max() < 1e-12
+
+
+@pytest.mark.parametrize("name", ["P_3", "dcg_cut_3", "rbp_0.7", "ndcg_cut_3", "ndcg", "map", "recip_rank",
+                                  "recall_3"])
+def test_a_prediction_equal_to_the_truth_gives_the_truth_with_zero_width(name: str) -> None:
+    keys, ranked, grades, _ = _small_case(seed=5)
+    exact = np.eye(4)[grades.astype(int)]
+    pred = gains_from_distribution(exact, LEVELS, 2)
+    obs = gains_from_grades(grades, LEVELS, 2)
+    rng = np.random.default_rng(0)
+    pi = np.full((20, len(keys)), 0.3)
+    m = estimable_measure(name)
+    est = estimate_measures([m], ranked, pred, obs, [Round(pi, rng.random(pi.shape) < pi, 1.0)])[m.name]
+    lo, hi = est.interval(0.95)
+    truth = Linearized(m, ranked, obs, None).estimate[0]
+    assert np.abs(est.estimate - truth).max() < 1e-12
+    assert np.abs(hi - lo).max() == 0.0
+    _, dvar, _ = est.differences()
+    assert np.abs(dvar).max() == 0.0
+
+
+def test_measures_on_full_judgments_equal_trec_eval() -> None:
+    import pytrec_eval
+
+    rng = np.random.default_rng(1)
+    qrels = {f"{q + 1}": {f"d{i}": int(rng.choice([0, 0, 1, 2, 3])) for i in rng.choice(30, 20, replace=False)}
+             for q in range(6)}
+    qrels["6"] = dict.fromkeys(qrels["6"], 0)  # a query without a relevant passage scores 0
+    rows = [(f"s{s}", q, f"d{i}", float(np.round(rng.random(), 1)))  # ties in score: trec_eval's doc id order
+            for s in range(4) for q in qrels if not (s == 3 and q == "3") for i in rng.choice(30, 25, replace=False)]
+    runs = pd.DataFrame(rows, columns=["run", "query_id", "passage_id", "score"])
+    keys = pool_order([(q, d) for q in qrels for d in qrels[q]])
+    ranked = ranked_pool(runs, keys)
+    obs = gains_from_grades(np.array([qrels[q][d] for q, d in keys], dtype=np.float64), LEVELS, 2)
+    names = ["P_5", "P_10", "ndcg_cut_10", "ndcg_cut_5", "ndcg", "map", "recip_rank", "recall_10"]
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(names), relevance_level=2)
+    for name in names:
+        ours = Linearized(estimable_measure(name), ranked, obs, None).estimate[0]
+        for si, s in enumerate(ranked.systems):
+            run: dict[str, dict[str, float]] = {}
+            for r in runs[runs["run"] == s].itertuples():
+                run.setdefault(r.query_id, {})[r.passage_id] = r.score
+            res = ev.evaluate(run)
+            ref = np.mean([res.get(q, {}).get(name, 0.0) for q in qrels])
+            assert abs(ours[si] - ref) < 1e-12, (name, s)
+
+
+@pytest.mark.parametrize("name", ["ndcg_cut_5", "ndcg", "map", "recip_rank", "recall_5", "P_5"])
+def test_the_linearization_is_the_derivative(name: str) -> None:
+    keys, ranked, _, probs = _small_case(seed=2, queries=3, per_query=6)
+    rng = np.random.default_rng(4)
+    x = gains_from_distribution(probs, LEVELS, 2)
+    x = replace(x, rel_count=x.rel.copy())
+    e = replace(x, rel=rng.normal(size=x.rel.shape), gain=rng.normal(size=x.gain.shape),
+                ge=rng.normal(size=x.ge.shape), rel_count=rng.normal(size=x.rel.shape))
+    m = estimable_measure(name)
+    lin = Linearized(m, ranked, x, None)
+    eps = 1e-6
+    moved = replace(x, rel=x.rel + eps * e.rel, gain=x.gain + eps * e.gain, ge=x.ge + eps * e.ge,
+                    rel_count=x.rel_count + eps * e.rel_count)
+    numeric = (Linearized(m, ranked, moved, None).estimate - lin.estimate) / eps
+    assert np.abs(numeric - lin.residuals(e).sum(axis=-1)).max() < 1e-6
