@@ -1,9 +1,10 @@
 """A fitted calibrated-qrels model: what labels a new collection, saved as a folder with its provenance.
 
 The folder holds ``model.json`` (format and version, the sources with their encodings, the levels, the
-estimator's parameters, the per-level thresholds, the seeds, the training data's digest and counts, the
-selection table) and, for a network, ``network.pt`` (weights only). :func:`load_calibrated_model` checks the format and
-version before anything else; a folder from another version is an input error that says to refit.
+estimator: its kind, parameters and learned state (the cross-fitted kind holds one fitted estimator per fold); the per-level
+thresholds of the deployed model, the seeds, the training data's digest, counts and level shares, the selection
+table) and a weights file per network (``*.pt``, weights only). :func:`load_calibrated_model` checks the format
+and version before anything else; a folder from another version is an input error that says to refit.
 
 How a model is fitted lives in :mod:`autograde.calibrated.fit`; this module only predicts, saves and loads.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from autograde.calibrated.estimators import RelevanceEstimator, load_estimator
+from autograde.calibrated.estimators import Estimator, load_estimator, save_estimator
 from autograde.calibrated.features import Encoding, RelevanceFeatures, SourceData, SourceEncoding, encode
 from autograde.calibrated.thresholds import threshold_labels
 from autograde.core.errors import Problems
@@ -25,7 +26,9 @@ from autograde.core.errors import Problems
 __all__ = ["FORMAT", "FORMAT_VERSION", "CalibratedQrelsModel", "load_calibrated_model", "output_labels", "read_header"]
 
 FORMAT = "autograde-calibrated-qrels"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the estimator as kind, parameters and learned state, cross-fitted; 1 (refused): an estimator refitted on all
+judgments."""
 
 
 def output_labels(probs: np.ndarray, levels: tuple[int, ...], relevant_level: int, thresholds: tuple[float, ...],
@@ -48,7 +51,7 @@ class CalibratedQrelsModel:
     mode: Encoding
     levels: tuple[int, ...]
     relevant_level: int
-    estimator: RelevanceEstimator
+    estimator: Estimator
     thresholds: tuple[float, ...]
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -74,11 +77,9 @@ class CalibratedQrelsModel:
 
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
-        estimator = self.estimator.save(out)
         doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "levels": list(self.levels),
                "relevant_level": self.relevant_level, "features": self.mode,
-               "sources": [e.to_json() for e in self.encodings], "estimator": {"name": self.estimator.name,
-                                                                             **estimator},
+               "sources": [e.to_json() for e in self.encodings], "estimator": save_estimator(self.estimator, out),
                "thresholds": {str(lv): tau for lv, tau in zip(self.levels[1:], self.thresholds, strict=True)},
                **self.info}
         atomic_write_text(out / "model.json", json.dumps(to_jsonable(doc), indent=1, sort_keys=True) + "\n")
@@ -112,7 +113,7 @@ def load_calibrated_model(folder: str | Path) -> CalibratedQrelsModel:
     folder = Path(folder)
     doc = read_header(folder)
     levels = tuple(int(v) for v in doc["levels"])
-    estimator = load_estimator(folder, doc["estimator"], len(levels))
+    estimator = load_estimator(folder, doc["estimator"])
     thresholds = tuple(float(doc["thresholds"][str(lv)]) for lv in levels[1:])
     known = {"format", "format_version", "levels", "relevant_level", "features", "sources", "estimator", "thresholds"}
     return CalibratedQrelsModel([SourceEncoding.from_json(s) for s in doc["sources"]], doc["features"], levels,
