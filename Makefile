@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env
+.PHONY: install example test test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -48,6 +48,28 @@ $(NUGGETIZER_VENV)/.installed:
 
 nuggetizer-env: $(NUGGETIZER_VENV)/.installed
 
+# The reference judge tools for the judge audit's parity tests (docs/audit.md), each in its own environment, called
+# in a subprocess. umbrela 0.0.7 --no-deps: its prompt file and answer parser need only the standard library.
+# autojudge-evaluate 1.1.0 with its dependencies; its package loads NLTK's stopwords when imported, which cannot be
+# downloaded here: an empty stopword list and punkt folder stand in (nothing the tests call uses them).
+UMBRELA_VENV ?= .venv-umbrela
+$(UMBRELA_VENV)/.installed:
+	$(PYTHON) -m venv $(UMBRELA_VENV)
+	$(UMBRELA_VENV)/bin/python -m pip install --quiet --no-deps umbrela==0.0.7
+	touch $@
+
+umbrela-env: $(UMBRELA_VENV)/.installed
+
+AUTOJUDGE_VENV ?= .venv-autojudge
+$(AUTOJUDGE_VENV)/.installed:
+	$(PYTHON) -m venv $(AUTOJUDGE_VENV)
+	$(AUTOJUDGE_VENV)/bin/python -m pip install --quiet autojudge-evaluate==1.1.0
+	mkdir -p $(AUTOJUDGE_VENV)/nltk_data/corpora/stopwords $(AUTOJUDGE_VENV)/nltk_data/tokenizers/punkt
+	touch $(AUTOJUDGE_VENV)/nltk_data/corpora/stopwords/english
+	touch $@
+
+autojudge-env: $(AUTOJUDGE_VENV)/.installed
+
 # The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays on one worker, so its module fixtures are
 # built once; the finished workflow runs many tests read are built once per session behind a file lock), then the
 # tests marked `serial` alone (a wall-clock budget or machine-wide state). Each part writes a JUnit file under
@@ -55,7 +77,7 @@ nuggetizer-env: $(NUGGETIZER_VENV)/.installed
 # the suite schedules the longest files first from there). Every `>>>` example of the package runs too.
 TEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -q
-test: install vllm-env nuggetizer-env system-deps lint
+test: install vllm-env nuggetizer-env umbrela-env autojudge-env system-deps lint
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml
 	$(PYTEST) -m serial --junitxml=logs/tests/serial.xml
 

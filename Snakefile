@@ -35,9 +35,14 @@ include: "rules/rubric.smk"
 include: "rules/calibrated.smk"
 include: "rules/reproduce.smk"
 include: "rules/nuggets.smk"
+include: "rules/audit.smk"
 
 
 rule all:
     default_target: True
     input:
         CTX.final_outputs(),
+
+
+onsuccess:
+    print_outputs(CTX)

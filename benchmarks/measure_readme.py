@@ -81,12 +81,19 @@ def measure_example() -> dict[str, dict[str, float | int]]:
         wd = Path(tmp)
         copy_tree(wd)
         cold, log = snakemake(wd)
+        site = wd / "results" / "site"
+        files = [f for f in site.rglob("*") if f.is_file() and f.name != ".snakemake_timestamp"]
+        corr = (wd / "results" / "reports" / "correlation.tsv").read_text(encoding="utf-8").splitlines()
+        site_stats = {"pages": sum(1 for f in files if f.suffix == ".html"), "files": len(files),
+                      "plots": sum(1 for f in files if f.suffix == ".svg"),
+                      "megabytes": round(sum(f.stat().st_size for f in files) / 1e6, 1),
+                      "leaderboards_correlated": len(corr) - 1}
         again, log2 = snakemake(wd)
         if "Nothing to be done" not in log2:
             sys.exit("the rerun of the example was not a no-op")
         edit_one_question(wd)
         edit, log3 = snakemake(wd)
-    return {"example": {"seconds": round(cold), "jobs": jobs_done(log)},
+    return {"example": {"seconds": round(cold), "jobs": jobs_done(log)}, "example_site": site_stats,
             "example_rerun": {"seconds": round(again, 1), "jobs": 0},
             "edit_rerun": {"seconds": round(edit), "jobs": jobs_done(log3), "rules": rules_run(log3)}}
 

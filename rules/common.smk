@@ -6,8 +6,6 @@ sys.path.insert(
     0, str(Path(workflow.basedir) / "src")
 )  # also works in conda envs without the package
 
-from snakemake.exceptions import WorkflowError
-
 from autograde.core.errors import AutogradeError
 from autograde.core.layout import VARIANT_PATTERN, Layout
 from autograde.pipeline.jobs import ModelJobs
@@ -22,10 +20,11 @@ try:
         configfiles=workflow.config_settings.configfiles,
         command_line=dict(workflow.config_settings.config),
     )
-except (
-    AutogradeError
-) as exc:  # the message names file, line and fix; a stack would only hide it
-    raise WorkflowError(f"autograde: the experiment cannot start\n{exc}") from None
+except AutogradeError as exc:
+    # the message names file, line and fix: print it as it is and stop (a WorkflowError would wrap it in "in
+    # file rules/common.smk, line N", which reads like a bug of the workflow)
+    sys.stderr.write(f"autograde: the experiment cannot start\n{exc}\n")
+    raise SystemExit(1) from None
 RESULTS = CTX.results
 LAYOUT = Layout.of(
     RESULTS
@@ -95,3 +94,10 @@ def get_grader_measures(wildcards):
 
 def get_leaderboard_table(wildcards):
     return CTX.leaderboard_table()
+
+
+def print_outputs(ctx):
+    """At the end of a successful run: where the main results are (autograde outputs says the same)."""
+    from autograde.workflow.outputs import outputs_summary
+
+    sys.stderr.write(outputs_summary(ctx.config, ctx.source) + "\n")

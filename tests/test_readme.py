@@ -61,3 +61,20 @@ def test_the_example_plans_the_measured_number_of_jobs(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-2000:]
     total = [line.split()[-1] for line in res.stdout.splitlines() if line.startswith("total")]
     assert total and int(total[-1]) == _measured()["example"]["jobs"]
+
+
+def test_docs_numbers_come_from_the_measurements_file() -> None:
+    """docs/reports.md states the example's site and correlation numbers as measured (docs/measurements.json)."""
+    m = _measured()
+    site, ex = m["example_site"], m["example"]
+    text = " ".join((REPO / "docs" / "reports.md").read_text(encoding="utf-8").split())
+    phrase = (f"{site['pages']} pages and {site['megabytes']} MB ({site['files']} files, {site['plots']} of them "
+              f"plots), {site['leaderboards_correlated']} leaderboards in the correlation report")
+    assert phrase in text, phrase
+    assert f"the whole example workflow takes {ex['seconds']} s on 2 cores" in text
+
+
+def test_cluster_docs_quote_the_generated_doctor_output() -> None:
+    """docs/cluster.md shows `autograde doctor` as tools/doctor_example.py wrote it (docs/generated/doctor_example.txt)."""
+    generated = (REPO / "docs" / "generated" / "doctor_example.txt").read_text(encoding="utf-8")
+    assert generated.strip() in (REPO / "docs" / "cluster.md").read_text(encoding="utf-8")

@@ -17,9 +17,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "grading (backends, prompts, cache, model spec), measures and metrics, ingest / pool / qrels / cover / "
      "leaderboards, the scaffolding of model jobs"),
     ("config and checks", ("config",), "the experiment config (one model per section), loading, checks before work"),
-    ("features", ("banks", "nuggets", "reports", "rubric", "calibrated", "reproduce"),
+    ("features", ("banks", "nuggets", "reports", "rubric", "calibrated", "reproduce", "audit"),
      "test-bank generation, nugget scores, verification reports and the site, LLM-RUBRIC, calibrated qrels, "
-     "the papers' tables"),
+     "the papers' tables, the judge audit"),
     ("application", ("workflow", "cli"), "what the Snakefile builds and checks, pre-flight checks, the commands"),
 )
 """(layer, its packages, what it holds), lowest first."""

@@ -113,6 +113,13 @@ def test_nuggetizer_and_autojudge(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     export_bank(bank, out, "nuggetizer")
     assert json.loads(out.read_text())["nuggets"][0] == {"text": "Rayleigh scattering", "importance": "vital"}
+    # nuggetizer writes importance "failed" when its LLM call failed: not an importance, so the nugget has none
+    failed = tmp_path / "failed.jsonl"
+    failed.write_text(json.dumps({"qid": "2024-1", "query": "q", "nuggets": [
+        {"text": "Rayleigh scattering", "importance": "failed"}, {"text": "Blue light", "importance": "okay"}]}) + "\n")
+    bank, report = import_bank(failed)
+    assert [i.info for i in bank.items] == [None, {"importance": "okay"}]
+    assert [n for n in report.notes if "importance 'failed'" in n and "set-importance" in n]
 
     aj = tmp_path / "autojudge.jsonl"
     aj.write_text(json.dumps({"query_id": "1053", "title_query": "Rising Demand for Avocado", "format_version": "v3",

@@ -93,3 +93,47 @@ def test_init_edit_copies_once(mini: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["bank", "diff", str(generated), str(edited)]) == 0
     out = capsys.readouterr().out
     assert "~ " in out and "'When do spring tides occur?' -> 'When exactly do spring tides occur?'" in out
+
+
+def _nugget_bank(path: Path) -> tuple[str, str]:
+    """A two-nugget bank file: one vital, one without importance; returns their ids."""
+    vital, other = item_id("q1", "Bees collect nectar"), item_id("q1", "Bees fan the nectar")
+    path.write_text(json.dumps({"query_id": "q1", "items": [
+        {"query_id": "q1", "nugget_id": vital, "nugget_text": "Bees collect nectar", "info": {"importance": "vital"}},
+        {"query_id": "q1", "nugget_id": other, "nugget_text": "Bees fan the nectar"}]}) + "\n")
+    return vital, other
+
+
+def test_set_importance_counts_real_changes_and_leaves_an_unchanged_bank_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nuggets.jsonl"
+    vital, other = _nugget_bank(path)
+    main(["bank", "set-importance", str(path), "--set", f"{other}=okay", "--out", str(path)])  # workbench format
+    before = path.read_bytes(), path.stat().st_mtime_ns, path.stat().st_ino
+    capsys.readouterr()
+    assert main(["bank", "set-importance", str(path), "--set", f"{vital}=vital", "--out", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["changed"] == 0 and report["unchanged"] == 1 and report["written"] is False
+    assert (path.read_bytes(), path.stat().st_mtime_ns, path.stat().st_ino) == before  # not rewritten
+    assert main(["bank", "set-importance", str(path), "--set", f"{vital}=okay", "--set", f"{other}=okay",
+                 "--out", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["changed"] == 1 and report["unchanged"] == 1 and report["written"] is True
+    assert {it.item_id: it.info for it in read_bank(path).items} == {vital: {"importance": "okay"},
+                                                                      other: {"importance": "okay"}}
+
+
+def test_diff_reports_importance_and_other_info_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    vital, other = _nugget_bank(old)
+    main(["bank", "set-importance", str(old), "--set", f"{vital}=okay", "--set", f"{other}=vital", "--out", str(new)])
+    d = diff_banks(read_bank(old), read_bank(new))
+    assert d["totals"] == {"added": 0, "removed": 0, "changed": 2, "unchanged": 0}
+    assert [(c["old_id"], c["what"], c["info"]) for c in d["queries"]["q1"]["changed"]] == [
+        (vital, "info", {"importance": ["vital", "okay"]}), (other, "info", {"importance": [None, "vital"]})]
+    capsys.readouterr()
+    assert main(["bank", "diff", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 added, 0 removed, 2 changed, 0 unchanged items in 1 queries")
+    assert f"~ {vital}  'Bees collect nectar': importance vital -> okay" in out
+    assert f"~ {other}  'Bees fan the nectar': importance (none) -> vital" in out

@@ -70,3 +70,45 @@ def test_set_importance_and_stats(tmp_path: Path, capsys: pytest.CaptureFixture[
     bad.write_text(f"{first.item_id}\tcritical\n")
     assert main(["bank", "set-importance", str(out), "--from-file", str(bad), "--out", str(out)]) == 2
     assert f"{bad}:1: importance 'critical'" in capsys.readouterr().err
+
+
+def test_score_says_what_it_read_how(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nuggetizer's own files (no answer_text, the 'failed' label) are scored, and the command says how it read them."""
+    path = tmp_path / "run-x.jsonl"
+    path.write_text(json.dumps({"qid": "q1", "nuggets": [{"text": "a", "importance": "vital", "assignment": "failed"},
+                                                         {"text": "b", "importance": "okay", "assignment": "support"}]})
+                    + "\n")
+    assert main(["nuggets", "score", "--assignments", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1].split("\t")[:2] == ["run-x", "0.5000"]
+    assert f"{path}: 1 of 1 answers have no 'answer_text'" in err
+    assert "1 nuggets assigned 'failed'" in err and "scored as not_support" in err
+
+
+def test_compare_passes_when_every_shared_value_agrees_and_summarises_one_sided_keys(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--weighted adds two measures the reference scorer does not write: not a disagreement (the help says exit 1
+    only above --tolerance); one-sided measures and answers are summarised, not listed key by key."""
+    ours, theirs = tmp_path / "ours.jsonl", tmp_path / "theirs.jsonl"
+    assert main(["nuggets", "score", "--assignments", str(HAND_MADE), "--out", str(ours), "--weighted"]) == 0
+    lines = [json.loads(x) for x in ours.read_text().splitlines()]
+    reference = ["qid", "strict_vital_score", "strict_all_score", "vital_score", "all_score"]
+    theirs.write_text("".join(json.dumps({k: x[k] for k in reference}) + "\n" for x in lines))
+    capsys.readouterr()
+    assert main(["nuggets", "compare", str(ours), str(theirs)]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    assert cmp["agree"] is True and cmp["compared"] == 6 * 4 and cmp["max_abs_diff"] == 0.0
+    assert cmp["measures_only_ours"] == ["strict_weighted_score", "weighted_score"]
+    assert cmp["measures_only_theirs"] == [] and cmp["answers_only_ours"]["count"] == 0
+    assert "only_ours" not in cmp  # no key-by-key dump
+
+    # many answers on one side only: counted, a few shown, and a disagreement (nothing to compare them with)
+    many = tmp_path / "many.jsonl"
+    extra = [{"qid": f"x{k}", "strict_vital_score": 0.0, "strict_all_score": 0.0, "vital_score": 0.0,
+              "all_score": 0.0} for k in range(200)]
+    many.write_text(theirs.read_text() + "".join(json.dumps(x) + "\n" for x in extra))
+    assert main(["nuggets", "compare", str(ours), str(many)]) == 1
+    text = capsys.readouterr().out
+    cmp = json.loads(text)
+    assert cmp["agree"] is False and cmp["answers_only_theirs"]["count"] == 200
+    assert len(cmp["answers_only_theirs"]["first"]) <= 5 and len(text) < 3000

@@ -1,4 +1,6 @@
-"""Cohen's kappa against scikit-learn on random and hand-made labelings."""
+"""Cohen's kappa against scikit-learn on random and hand-made labelings; Krippendorff's alpha against the
+``krippendorff`` package (random labelings here, DL20's released prompt qrels in tests/audit); the rank statistics
+with one truth per row against the same statistic row by row; top-k Kendall and the bootstrap helpers."""
 
 from __future__ import annotations
 
@@ -8,7 +10,17 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from autograde.core.stats import cohen_kappa, confusion_matrix
+from autograde.core.stats import (
+    cohen_kappa,
+    confusion_matrix,
+    correlation,
+    kendall_matrix,
+    kendall_top_k_matrix,
+    krippendorff_alpha,
+    mean_interval,
+    spearman_matrix,
+    tau_ap_matrix,
+)
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
@@ -28,3 +40,44 @@ def test_kappa_hand_made() -> None:
     assert math.isnan(cohen_kappa([1, 1], [1, 1]))  # chance agreement is total
     m, labels = confusion_matrix([0, 2, 2], [0, 0, 2])
     assert labels == [0, 2] and m.tolist() == [[1, 0], [1, 1]]
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_equals_krippendorff(level: str) -> None:
+    import krippendorff
+
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        n = int(rng.integers(3, 300))
+        a = rng.integers(0, 4, size=n)
+        b = np.clip(a + rng.integers(-2, 3, size=n), 0, 5)
+        theirs = krippendorff.alpha(reliability_data=np.vstack([a, b]).astype(float), level_of_measurement=level)
+        assert krippendorff_alpha(a.tolist(), b.tolist(), level) == pytest.approx(theirs, abs=1e-12)  # type: ignore[arg-type]
+    assert math.isnan(krippendorff_alpha([1, 1, 1], [1, 1, 1]))
+
+
+def test_rank_statistics_with_a_truth_per_row() -> None:
+    rng = np.random.default_rng(5)
+    ours, truth = rng.normal(size=(6, 9)), rng.normal(size=(6, 9))
+    for fn in (kendall_matrix, spearman_matrix, tau_ap_matrix):
+        rowwise = [float(fn(ours[i:i + 1], truth[i])[0]) for i in range(6)]
+        assert fn(ours, truth).tolist() == pytest.approx(rowwise, abs=1e-12)
+    for i in range(6):  # and Kendall is scipy's tau-b
+        assert float(kendall_matrix(ours[i:i + 1], truth[i])[0]) == pytest.approx(correlation("kendall", ours[i], truth[i]))
+
+
+def test_top_k_kendall_keeps_the_truths_best() -> None:
+    truth = np.array([9.0, 8.0, 7.0, 1.0, 2.0, 3.0])
+    ours = np.array([[1.0, 2.0, 3.0, 9.0, 8.0, 7.0]])  # reversed at the top, right at the bottom
+    assert float(kendall_top_k_matrix(ours, truth, 3)[0]) == pytest.approx(-1.0)
+    assert float(kendall_top_k_matrix(ours, truth, 6)[0]) == pytest.approx(float(kendall_matrix(ours, truth)[0]))
+    assert math.isnan(float(kendall_top_k_matrix(ours, truth, 2)[0]))  # fewer than 3 systems (as AutoJudge)
+    tied = np.array([5.0, 5.0, 5.0, 4.0, 5.0])  # a tie at the cut: the earlier systems are kept (0, 1, 2)
+    assert math.isnan(float(kendall_top_k_matrix(np.array([[1.0, 2.0, 3.0, 9.0, 0.0]]), tied, 3)[0]))
+
+
+def test_mean_interval_is_seeded() -> None:
+    x = np.random.default_rng(1).normal(size=40)
+    first = mean_interval(x, 500, 7)
+    assert first == mean_interval(x, 500, 7) and first != mean_interval(x, 500, 8)
+    assert first[1] < first[0] < first[2]

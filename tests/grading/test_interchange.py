@@ -36,7 +36,7 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
     assert {r["question_id"]: r["self_rating"] for r in eg["self_ratings"]} == {"q1/a": 5, "q1/b": 0}
     assert p1["grades"][0]["correctAnswered"] is True and p1["grades"][0]["prompt_info"]["prompt_class"] == "Sun"
 
-    pool2, grades2 = import_workbench(out)
+    pool2, grades2 = import_workbench(out)[:2]
     assert list(pool2["passage_id"]) == ["p1", "p2"]
     got = {(r.passage_id, r.item_id, r.grader.split(":")[1]): int(r.grade) for r in grades2.itertuples()}
     assert got == {("p1", "q1/a", "QuestionSelfRatedUnanswerablePromptWithChoices"): 5,
@@ -117,7 +117,7 @@ def test_import_keeps_grade_sets_without_self_ratings(tmp_path: Path, caplog: py
     path = tmp_path / "wb.jsonl"
     path.write_text(json.dumps(["q1", [para]]) + "\n")
     with caplog.at_level("INFO", logger="autograde"):
-        pool, grades = import_workbench(path)
+        pool, grades = import_workbench(path)[:2]
     got = sorted((r.grader, r.item_id, int(r.grade), r.answer if isinstance(r.answer, str) else "",
                   json.loads(r.extra)["workbench_grade"])
                  for r in grades.itertuples())
@@ -159,7 +159,7 @@ def test_workbench_file_round_trips_to_the_same_grade_sets(tmp_path: Path) -> No
     from support.helpers import TEST_DATA
 
     src = TEST_DATA / "workbench-graded.jsonl"
-    pool, grades = import_workbench(src)
+    pool, grades = import_workbench(src)[:2]
     assert "raw" not in grades  # imported grades have no raw model output: the export must not need it
     out = tmp_path / "again.jsonl.gz"
     empty_rankings = pd.DataFrame(columns=["run", "query_id", "passage_id", "rank", "score"])
@@ -168,8 +168,136 @@ def test_workbench_file_round_trips_to_the_same_grade_sets(tmp_path: Path) -> No
     assert _grade_sets(out) == _grade_sets(src)
     kinds = {s[2] for sets in _grade_sets(out).values() for s in sets}
     assert any('"is_self_rated": false' in k for k in kinds) and any('"is_self_rated": true' in k for k in kinds)
-    pool2, grades2 = import_workbench(out)  # and once more: a fixed point
+    pool2, grades2 = import_workbench(out)[:2]  # and once more: a fixed point
     def canon(df: pd.DataFrame) -> pd.DataFrame:
         return df.sort_values(["passage_id", "grader", "item_id"]).reset_index(drop=True)
 
     pd.testing.assert_frame_equal(canon(grades2), canon(grades))
+
+
+SELF_RATED_INFO = {"prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices",
+                   "prompt_style": "Can the question be answered based on the available context? choose one",
+                   "is_self_rated": True}
+EXTRACTION_INFO = {"prompt_class": "QuestionCompleteConciseUnanswerablePromptWithChoices",
+                   "prompt_style": "Answer the question, or say unanswerable", "is_self_rated": False}
+
+
+def _drop_none(obj: object) -> object:
+    """What pydantic's ``.dict(exclude_none=True)`` leaves of a model dump: no None-valued field, at any depth."""
+    if isinstance(obj, dict):
+        return {k: _drop_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [_drop_none(v) for v in obj]
+    return obj
+
+
+def _grid_workbench_file(grid: Path, out: Path, exclude_none: bool) -> None:
+    """The rock'n'roll grid as the workbench writes a graded file: one line ``[query_id, [FullParagraphData]]`` with
+    the fields of its data model in their order (``exam_pp/data_model.py``), ``json.dumps`` defaults (non-ASCII
+    escaped), a self-rated grade set (FLAN-T5-large's ratings; correct = rating > 0, as its ``check_answer``) and an
+    answer-extraction set (its answers), judgments from the TREC qrels, and two rankings made from the grid: the
+    grid's order and the rating sum (ties in trec_eval order: score desc, doc id desc). ``exclude_none``: the
+    newer writer (``p.dict(exclude_none=True)``); else every field, nulls included."""
+    rows = [json.loads(line) for line in grid.read_text(encoding="utf-8").splitlines()]
+    qid = rows[0]["query_id"]
+    by_p: dict[str, list[dict]] = {}
+    for r in rows:
+        by_p.setdefault(r["passage_id"], []).append(r)
+    n = len(by_p)
+    sums = {p: float(sum(r["flan_t5_large_rating"] for r in rs)) for p, rs in by_p.items()}
+    by_sum = sorted(sorted(by_p, reverse=True), key=lambda p: -sums[p])
+    paras = []
+    for pos, (pid, rs) in enumerate(by_p.items()):
+        ratings = [(r["question_id"], r["flan_t5_large_rating"]) for r in rs]
+        answers = [(r["question_id"], r["flan_t5_large_answer"]) for r in rs]
+        extracted_ok = [q for q, a in answers if a.strip() and a.strip().lower() != "unanswerable"]
+        common = {"llm_response_errors": None, "llm": "google/flan-t5-large", "llm_options": {}}
+        self_rated = {"correctAnswered": [q for q, r in ratings if r > 0], "wrongAnswered": [q for q, r in ratings if r <= 0],
+                      "answers": [[q, str(r)] for q, r in ratings], **common,
+                      "exam_ratio": (1.0 * sum(r > 0 for _, r in ratings)) / (1.0 * len(ratings)),
+                      "prompt_info": SELF_RATED_INFO,
+                      "self_ratings": [{"question_id": q, "nugget_id": None, "self_rating": r} for q, r in ratings],
+                      "prompt_type": "question", "relevance_label": max(r for _, r in ratings)}
+        extraction = {"correctAnswered": extracted_ok, "wrongAnswered": [q for q, _ in answers if q not in extracted_ok],
+                      "answers": [list(a) for a in answers], **common,
+                      "exam_ratio": (1.0 * len(extracted_ok)) / (1.0 * len(answers)), "prompt_info": EXTRACTION_INFO,
+                      "self_ratings": None, "prompt_type": "question", "relevance_label": None}
+        judgment = rs[0]["judgment"]
+        paras.append({
+            "paragraph_id": pid, "text": rs[0]["passage_text"], "paragraph": None,
+            "paragraph_data": {
+                "judgments": [] if judgment is None else [{"paragraphId": pid, "query": qid, "relevance": judgment,
+                                                           "titleQuery": qid}],
+                "rankings": [{"method": "rating-sum", "paragraphId": pid, "queryId": qid, "rank": by_sum.index(pid) + 1,
+                              "score": sums[pid]},
+                             {"method": "grid-order", "paragraphId": pid, "queryId": qid, "rank": pos + 1,
+                              "score": float(n - pos)}]},
+            "exam_grades": [self_rated, extraction], "grades": None})
+    record = [qid, _drop_none(paras) if exclude_none else paras]
+    with gzip.open(out, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize("grid_file", ["grid.jsonl", "grid-full.jsonl"])
+@pytest.mark.parametrize("exclude_none", [False, True], ids=["every-field", "exclude-none"])
+def test_rock_n_roll_grid_round_trips_byte_for_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     grid_file: str, exclude_none: bool) -> None:
+    """import-workbench then export-workbench gives the same file after decompression: every field (prompt_type,
+    relevance_label, a null paragraph, fields a writer leaves out), the order of records, grade sets and items,
+    and the escaping of non-ASCII."""
+    from support.helpers import shared_data
+
+    from autograde.cli import main
+
+    src = tmp_path / "graded.jsonl.gz"
+    _grid_workbench_file(shared_data("dl20-rocknroll-grid", grid_file), src, exclude_none)
+    imported, again = tmp_path / "imported", tmp_path / "again.jsonl.gz"
+    assert main(["import-workbench", "--input", str(src), "--out-dir", str(imported)]) == 0
+    capsys.readouterr()
+    assert main(["export-workbench", "--pool", str(imported / "pool.parquet"), "--grades",
+                 str(imported / "grades.parquet"), "--ingest", str(imported), "--out", str(again)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    n = 20 if grid_file == "grid.jsonl" else 310
+    assert said == {"out": str(again), "records": 1, "paragraphs": n, "grade_sets": 2 * n, "grades": 20 * n}
+    original, copy = gzip.decompress(src.read_bytes()), gzip.decompress(again.read_bytes())
+    assert original.isascii() and (grid_file == "grid.jsonl" or b"\\u2019" in original)  # non-ASCII escaped
+    assert copy == original
+
+
+def test_bad_workbench_input_is_a_message_with_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from support.helpers import TEST_DATA
+
+    from autograde.cli import main
+
+    good = (TEST_DATA / "workbench-graded.jsonl").read_text().splitlines()[0]
+    bad_para = {"paragraph_id": "p9", "text": "t", "paragraph_data": {"judgments": [], "rankings": []},
+                "exam_grades": [{"llm": "m", "self_ratings": [{"question_id": "q2/a", "self_rating": "high"}]}]}
+    path = tmp_path / "graded.jsonl"
+    bad_answers = {**bad_para, "exam_grades": [{"llm": "m", "answers": [[1, 2]], "self_ratings": None}]}
+    path.write_text(good + "\n" + json.dumps(["q2", [bad_para]]) + "\n" + "[\"q3\", 5]\n"
+                    + json.dumps(["q4", [bad_answers]]) + "\n")
+    assert main(["import-workbench", "--input", str(path), "--out-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: paragraph 0 (p9) of query 'q2' exam_grades[0].self_ratings has" in err
+    assert f"{path}:3: expected [query_id, [paragraphs...]]" in err and "Traceback" not in err
+    assert f"{path}:4: paragraph 0 (p9) of query 'q4' exam_grades[0].answers is not a list of [item id, answer" in err
+    assert main(["export-workbench", "--pool", str(path), "--grades", str(path), "--ingest", str(tmp_path),
+                 "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert f"{tmp_path}/rankings.parquet: rankings table not found (fix: give --ingest" in capsys.readouterr().err
+
+
+def test_export_refuses_a_table_that_is_not_one_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from support.helpers import TEST_DATA
+
+    from autograde.cli import main
+
+    imported = tmp_path / "imported"
+    assert main(["import-workbench", "--input", str(TEST_DATA / "workbench-graded.jsonl"), "--out-dir", str(imported)]) == 0
+    capsys.readouterr()
+    args = ["export-workbench", "--pool", str(imported / "pool.parquet"), "--ingest", str(imported), "--out",
+            str(tmp_path / "x.jsonl")]
+    assert main([*args, "--grades", str(imported / "judgments.parquet")]) == 2  # a table, but not grades
+    err = capsys.readouterr().err
+    assert f"{imported}/judgments.parquet: the grades table has no column item_id, grader, grade" in err
+    assert main([*args, "--grades", str(TEST_DATA / "workbench-graded.jsonl")]) == 2  # not a table at all
+    assert "workbench-graded.jsonl: not a parquet table" in capsys.readouterr().err

@@ -1,8 +1,9 @@
 """Bad nugget input is a clear error naming the file and the line (and the fix), before any work starts.
 
 Cases: an importance other than vital / okay (in a bank, in an assignment file), an assignment label outside the
-three, an assignment file naming an unknown query or a nugget not in the bank, an answer with no text (in an
-assignment file and in the answers the workflow reads), a nugget without importance when nothing can label it.
+three, an assignment file naming an unknown query or a nugget not in the bank, an assignment file's answer text
+that is not a string (one without text is scored, as the reference scorer does: tests/nuggets/test_parity.py), an
+answer with no text in the answers the workflow reads, a nugget without importance when nothing can label it.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from autograde.workflow.checks import check_experiment
 NUGGET = {"text": "Bees collect nectar", "importance": "vital", "assignment": "support"}
 
 
-def _line(qid: str = "q1", answer: str = "Bees make honey.", run: str = "r", **nugget: str) -> str:
+def _line(qid: str = "q1", answer: object = "Bees make honey.", run: str = "r", **nugget: str) -> str:
     return json.dumps({"qid": qid, "run_id": run, "answer_text": answer, "nuggets": [{**NUGGET, **nugget}]})
 
 
 @pytest.mark.parametrize(("line", "message"), [
     (_line(importance="critical"), "has importance 'critical'; valid: vital, okay"),
     (_line(assignment="supported"), "has assignment 'supported'; valid: support, partial_support, not_support"),
-    (_line(answer="   "), "the answer of run 'r' to query 'q1' has no text"),
+    (_line(answer=3), "'answer_text' of run 'r' to query 'q1' is int 3, not a string"),
     (_line(qid="q9"), "query 'q9' is not a known query"),
     (_line(text="Bees sleep at night"), "is not a nugget of query 'q1' in the bank"),
 ])
@@ -107,3 +108,24 @@ def test_assessor_config_errors(tmp_path: Path) -> None:
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
     with pytest.raises(ConfigError, match="maps grader 'nope', which is not under graders"):
         load_config(cfg)
+
+
+def test_section_problems_are_found_before_any_job_with_their_line(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A baseline that is no RAG run, and a mapped assessor whose thresholds lie above its grader's grades: both
+    found by the checks before any job (they used to surface at the last job, after all grading), each at its line."""
+    cfg = _experiment(tmp_path, [{"nugget_text": "Bees collect nectar", "info": {"importance": "vital"}}])
+    raw = yaml.safe_load(cfg.read_text())
+    raw["graders"] = [{"name": "sim", "backend": "embedded", "bank": "nuggets"}]
+    raw["nuggets"]["baseline"] = "gen-2"
+    raw["nuggets"]["assessors"].append({"name": "m", "grader": "sim", "thresholds": [4, 6]})
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    monkeypatch.chdir(cfg.parent)
+    with pytest.raises(InputError) as exc:
+        check_experiment(load_config(cfg), str(cfg))
+    text = str(exc.value)
+    assert "nuggets.baseline 'gen-2' is not a RAG run of data.answers (fix: did you mean 'gen'?" in text
+    assert ("nuggets.assessors[1] (m): thresholds [4, 6] lie above the grades of grader 'sim' (0-5): no answer could "
+            "ever be 'support'") in text
+    lines = cfg.read_text().splitlines()
+    assert f"config.yaml:{next(i for i, x in enumerate(lines, 1) if 'baseline:' in x)}: nuggets.baseline" in text

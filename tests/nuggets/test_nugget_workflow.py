@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +68,8 @@ def test_assign_by_an_llm_then_change_one_importance(tmp_path: Path, server: Loo
     assert lb[0].split("\t")[:4] == ["rank", "run", "score", "n_queries"] and "p_value" in lb[0] and len(lb) == 3
     page = (res / "site/llm-assign/q/q1.html").read_text()
     assert "nugget-grid" in page and "Bees collect nectar from flowers" in page
+    # a nugget's column header: its number, and its importance as a word under it (not "1V" / "2O")
+    assert not re.search(r"<th[^>]*>\d+[VO]</th>", page) and re.search(r'>1<br><small class="muted">(vital|okay)<', page)
     assert "llm-assign/index.html" in (res / "site/index.html").read_text()
 
     # -- change one importance by hand (q2): no assignment job and no model call, one score job

@@ -72,3 +72,25 @@ def test_missing_values_and_systems_outside_the_official_leaderboard() -> None:
     res = correlate(pd.concat([per_q, extra]), official, samples=50, seed=0)
     assert res.n_systems == 6 and "unofficial" not in res.scores
     assert res.scores["s0"] == pytest.approx(per_q[per_q["run"] == "s0"]["value"].mean())  # mean over its 11 queries
+
+
+def test_a_plot_with_an_undefined_correlation_says_so(tmp_path) -> None:
+    """One system shared with the official leaderboard: no correlation; the plot says why instead of a bare point."""
+    import json
+
+    import pandas as pd
+
+    from autograde.config.reports import ReportsConfig
+    from autograde.core.tables import write_table
+    from autograde.reports.stages import run_report_correlation
+
+    per_query = tmp_path / "eval.parquet"
+    write_table(per_query, pd.DataFrame({"run": ["a", "a"], "query_id": ["q1", "q2"], "measure": ["map", "map"],
+                                         "value": [0.5, 0.7]}), ["run", "query_id", "measure"])
+    official = tmp_path / "official.json"
+    official.write_text(json.dumps({"a": 1, "b": 2}))
+    src = {"grader": "g", "qrels": "max-4", "measure": "map", "path": "", "per_query": str(per_query),
+           "column": "value"}
+    run_report_correlation(ReportsConfig(bootstrap_samples=0), [src], official, tmp_path / "corr.tsv", tmp_path)
+    svg = next(tmp_path.rglob("*.svg")).read_text(encoding="utf-8")
+    assert "correlation undefined: 1 system(s) shared with the official leaderboard" in svg

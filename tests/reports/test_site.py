@@ -70,6 +70,14 @@ def test_site_links_assets_and_grid(example_run: Path) -> None:
     index = (site / "index.html").read_text(encoding="utf-8")
     assert index.count('href="plots/') == 8  # one scatter plot per leaderboard with a correlation
     assert "Cohen's κ" in index and "minilm-questions count-4" in index
+    # what a reader sees: ranks as ranks, which measure orders a leaderboard, nugget numbers apart from labels,
+    # only items that change a leaderboard, plots large enough to read
+    assert re.search(r'<td class="num">1</td>', index) and not re.search(r'<td class="num">\d+\.0</td>', index)
+    assert "ordered by " in index
+    grader = (site / "minilm-questions" / "index.html").read_text(encoding="utf-8")
+    impact = grader.split('id="impact"')[1]
+    assert '<td class="num">1.000</td><td class="num">0.0</td>' not in impact  # no padding with unchanged items
+    assert 'width="520"' in grader
 
 
 @pytest.mark.workflow

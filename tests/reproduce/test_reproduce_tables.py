@@ -197,3 +197,16 @@ def test_calibrated_qrels_kappa_is_computed_per_seed(plan_factory, tmp_path: Pat
                    "calibrated_qrels_dl20")
     row = "best single prompt chosen on the training folds"
     assert m2.value(row, "kappa").value != m.value(row, "kappa").value  # type: ignore[union-attr]
+
+
+def test_a_malformed_golden_value_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    """A golden file with a value that is no number is a file:line error (it used to show as one differing value)."""
+    from autograde.core.errors import InputError
+    from autograde.reproduce.parity import read_golden
+
+    golden = tmp_path / "out.test.aq"
+    golden.write_text("runid                 \tall\tSTANDARD\nnum_q                 \tall\t3\n"
+                      "map                   \tall\t0.2x\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_golden(golden)
+    assert f"{golden}:3: value '0.2x' of map for query 'all' is not a number" in str(err.value)

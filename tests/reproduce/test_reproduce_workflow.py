@@ -34,6 +34,11 @@ def test_reproduce_target_builds_the_index_and_is_a_no_op_the_second_time(mini: 
     assert "| [Section 6](#workbench-spurious) | ok | 4 | 0 |" in index
     assert "**input missing: " in index and "| [Table 4 (bottom)](#workbench-table4) | not reproducible" in index
     assert (wd / "results/reproduction/index.html").is_file()
+    # the run ends by saying where its results are (as `autograde outputs` does), the reproduction included
+    assert "the papers' tables next to the published values  results/reproduction/index.md" in run.stderr
+    # a table that could not be built says why on every row, not only in its state line
+    rows = [line for line in index.splitlines() if line.startswith("| ") and "| not built |" in line]
+    assert rows and all(not line.rstrip().endswith("|  |") for line in rows), rows[:3]
     again = run_workflow(wd, "reproduce", "-n", config=mini, env={"AUTOGRADE_REPRODUCE": str(plan)}, timeout=600)
     assert "Nothing to be done" in again.stdout + again.stderr
 

@@ -109,7 +109,10 @@ def built_once(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     documented recipe for session fixtures built once)."""
     from filelock import FileLock
 
-    root = tmp_path_factory.getbasetemp().parent
+    # under pytest-xdist each worker's base folder lies in the session's one: share that; without xdist the base
+    # folder is the session's own (its parent is shared by every session of every checkout on this machine)
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     folder = root / name
     with FileLock(str(root / f"{name}.lock")):
         done = (folder / ".built").exists()

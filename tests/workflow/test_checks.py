@@ -147,6 +147,21 @@ CASES: list[tuple[str, Mutation, str]] = [
      write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": ["d3a"], '
            '"answer": [{"text": "Wild yeast.", "citations": [0, 4]}]}\n', "a"),
      "answers.jsonl:3: citation 4 of answer segment 0 (run 'gen', query 'q3') is not an index into its 1 references"),
+    ("run file missing: named by its config key and line", edit_config(data__runs=["data/runs/nope.run"]),
+     "config.yaml:6: data.runs[0]: 'data/runs/nope.run' does not exist"),
+    ("answers: citations not a list", write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": '
+                                            '["d3a"], "answer": [{"text": "Wild yeast.", "citations": 3}]}\n', "a"),
+     "answers.jsonl:3: 'citations' of answer segment 0 (run 'gen', query 'q3') must be a list of indexes into "
+     "'references', got 3 (a number)"),
+    ("answers: references not a list of doc ids", write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", '
+                                                         '"references": "d3a", "answer": [{"text": "Wild yeast.", '
+                                                         '"citations": [0]}]}\n', "a"),
+     "answers.jsonl:3: 'references' (run 'gen', query 'q3') must be a list of doc ids (strings), got 'd3a'"),
+    ("cache_dir is a file while answers cite documents",
+     both(write("cachefile", "x"), edit_config(grading__cache_dir="cachefile"),
+          write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": ["d3a"], '
+                '"answer": [{"text": "Wild yeast.", "citations": [0]}]}\n', "a")),
+     "grading.cache_dir 'cachefile' is a file, not a folder"),
     ("official leaderboard: fewer than 3 shared systems", write("data/official.json", '{"good": 1, "x": 2, "y": 3}'),
      "official.json: the official leaderboard shares 1 system(s) with the experiment (good;"),
     ("embedded: model given", edit_config(graders__0__model="google/flan-t5-large"),
@@ -193,17 +208,28 @@ def test_bad_input_is_reported_before_any_work(mini: Path, messages: io.StringIO
 
 
 def test_warnings_for_partial_inputs(mini: Path, messages: io.StringIO) -> None:
-    """A bank without items for a query, a leaderboard naming a system the experiment lacks, and citations of doc
-    ids without corpus text are warnings naming the file and what is left out, not errors."""
+    """A bank without items for a query, a leaderboard naming a system the experiment lacks, citations of doc ids
+    without corpus text and generation items without gold answers are warnings naming the file and what is left out,
+    not errors."""
     bank = mini.parent / "data/questions.jsonl"
     bank.write_text("".join(line + "\n" for line in bank.read_text().splitlines() if '"q3"' not in line))
     (mini.parent / "data/official.json").write_text(json.dumps({"good": 1, "gen": 2, "bad": 3, "gone": 4}))
     with (mini.parent / "data/answers.jsonl").open("a") as fh:
         fh.write(json.dumps({"run_id": "gen", "topic_id": "q3", "references": ["d3a", "nowhere"],
                              "answer": [{"text": "Wild yeast.", "citations": [0, 1]}]}) + "\n")
+    (mini.parent / "data/gen.jsonl").write_text(json.dumps({"golden_answers": ["honey"], "pred_answer": "honey"}) + "\n"
+                                                + json.dumps({"golden_answers": [], "pred_answer": "tides"}) + "\n")
+    cfg = yaml.safe_load(mini.read_text())
+    cfg["data"]["generation"] = "data/gen.jsonl"
+    cfg["reports"] = {"enabled": True, "spurious_judgments": [0, 3]}  # the mini qrels judge 0, 1 and 2
+    mini.write_text(yaml.safe_dump(cfg, sort_keys=False))
     assert main(["validate", "--config", str(mini)]) == 0
     text = messages.getvalue()
+    assert ("1 item(s) have an empty 'golden_answers' list and score 0 in every generation metric: "
+            "data/gen.jsonl:2") in text
     assert "1 query(ies) have no test items and get no grades: q3" in text
+    assert ("reports.spurious_judgments [0, 3]: no judgment of data/qrels.txt has level 3, so no passage counts for "
+            "spurious entries at it (judged levels: 0, 1, 2") in text
     assert ("official.json: 1 system(s) of the official leaderboard are not in the experiment and are left out of "
             "the correlation: gone") in text
     assert "answers.jsonl:3: 1 cited doc id(s) are not in the corpus (data/corpus.jsonl): nowhere" in text

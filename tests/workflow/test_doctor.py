@@ -237,3 +237,25 @@ def test_autograde_experiment_selects_the_experiment_of_every_command(mini: Path
     monkeypatch.setenv("AUTOGRADE_EXPERIMENT", str(mini.parent / "missing.yaml"))
     assert main(["validate"]) == 2
     assert "missing.yaml: config file not found" in capsys.readouterr().err
+
+
+def test_the_documented_doctor_output_has_todays_checks() -> None:
+    """docs/generated/doctor_example.txt (quoted by docs/cluster.md) lists the checks doctor makes today, in its
+    order, with the same verdicts (tools/doctor_example.py writes it; rerun it when a check changes)."""
+    import re
+    import sys
+
+    spec = importlib.util.spec_from_file_location("doctor_example", REPO / "tools" / "doctor_example.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["doctor_example"] = tool
+    spec.loader.exec_module(tool)
+    live = tool.doctor_output()
+    documented = (REPO / "docs" / "generated" / "doctor_example.txt").read_text(encoding="utf-8")
+
+    def checks(text: str) -> list[str]:  # "[ ok ] model x" -> "ok model x" (what is checked, and the verdict)
+        return [f"{m.group(1).strip()} {m.group(2)}" for m in re.finditer(r"^\[(.{4})\] ([^:]+):", text, re.M)
+                if not m.group(2).startswith("prompts")]  # prompt counts depend on what the cache holds
+
+    assert checks(live) == checks(documented)
+

@@ -377,7 +377,7 @@ def _scenarios(cluster: LocalSlurm, tmp: Path, runs: Runs, budget: Budget) -> No
     assert rc != 0
     assert all(r["JobState"] == "FAILED" for r in recs3.values()), [r["JobState"] for r in recs3.values()]
     grade_log = (gpu_wd / "logs/grade/llm/1-of-2.log").read_text()
-    assert "grader 'llm' (backend hf, device cuda) needs a GPU, but none is visible" in grade_log, grade_log[-2000:]
+    assert "grader llm shard 1-of-2 (backend hf, device cuda) needs a GPU, but none is visible" in grade_log, grade_log[-2000:]
     assert "options.device: cpu" in grade_log
 
 

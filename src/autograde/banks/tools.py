@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from difflib import SequenceMatcher
 from typing import Any
@@ -90,19 +91,29 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
     return out
 
 
-def set_importance(bank: Bank, labels: dict[str, str | None]) -> tuple[Bank, list[str]]:
+def set_importance(bank: Bank, labels: dict[str, str | None]) -> tuple[Bank, list[str], list[str]]:
     """A copy of ``bank`` with ``info.importance`` set (or, for None, removed) on the items named in ``labels``
-    (item id -> vital / okay / None); returns it and the ids of ``labels`` that are not in the bank."""
+    (item id -> vital / okay / None); returns it, the ids of ``labels`` that are not in the bank, and the ids whose
+    importance it changed (an item that has the label already is left as it is and not counted).
+
+    >>> from autograde.io.banks.model import BankItem
+    >>> b = Bank([BankItem("q/1", "q", "nugget", "A", info={"importance": "vital"}), BankItem("q/2", "q", "nugget", "B")])
+    >>> _, unknown, changed = set_importance(b, {"q/1": "vital", "q/2": "okay", "q/9": "okay"})
+    >>> unknown, changed
+    (['q/9'], ['q/2'])
+    """
     out = Bank(list(bank.items), dict(bank.headers), dict(bank.lines))
     known = {it.item_id for it in bank.items}
+    changed = []
     for k, it in enumerate(out.items):
-        if it.item_id not in labels:
+        if it.item_id not in labels or (it.info or {}).get("importance") == labels[it.item_id]:
             continue
         info = {key: v for key, v in (it.info or {}).items() if key != "importance"}
         if labels[it.item_id] is not None:
             info["importance"] = labels[it.item_id]
         out.items[k] = BankItem(it.item_id, it.query_id, it.kind, it.text, it.gold_answers, it.facet_id, info or None)
-    return out, sorted(set(labels) - known)
+        changed.append(it.item_id)
+    return out, sorted(set(labels) - known), changed
 
 
 def _item(it: BankItem) -> dict[str, Any]:
@@ -112,12 +123,23 @@ def _item(it: BankItem) -> dict[str, Any]:
     return out
 
 
+def _info_changes(a: BankItem, b: BankItem) -> dict[str, list[Any]]:
+    """``info`` keys whose value differs between two versions of an item: key -> [old, new] (None: absent)."""
+    ia, ib = a.info or {}, b.info or {}
+    return {k: [ia.get(k), ib.get(k)] for k in dict.fromkeys([*ia, *ib]) if ia.get(k) != ib.get(k)}
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def diff_banks(a: Bank, b: Bank, query: str | None = None, similarity: float = 0.6) -> dict[str, Any]:
     """Added / removed / changed items between bank ``a`` (old) and ``b`` (new), by query.
 
     Items are matched by id (= the query and the text). An item of ``a`` missing from ``b`` is *changed* when ``b``
     has a new item of the same query whose text is at least ``similarity`` alike (difflib ratio, best match first),
-    else *removed*; other new items are *added*. Same text with another kind or other gold answers is changed too.
+    else *removed*; other new items are *added*. Same text with another kind, other gold answers or other ``info``
+    (a nugget's importance, say) is changed too; ``info`` of such a change maps each differing key to [old, new].
     """
     qa, qb = a.by_query(), b.by_query()
     qids = [q for q in dict.fromkeys([*qa, *qb]) if query is None or q == query]
@@ -132,10 +154,14 @@ def diff_banks(a: Bank, b: Bank, query: str | None = None, similarity: float = 0
         changed: list[dict[str, Any]] = []
         for i in ia:
             j = ids_b.get(i.item_id)
-            if j is not None and (j.kind != i.kind or j.gold_answers != i.gold_answers):
+            if j is None:
+                continue
+            info = _info_changes(i, j)
+            if j.kind != i.kind or j.gold_answers != i.gold_answers or info:
                 changed.append({"old_id": i.item_id, "new_id": j.item_id, "old": i.text, "new": j.text,
-                                "what": "kind or gold answers", "old_gold": list(i.gold_answers),
-                                "new_gold": list(j.gold_answers), "old_kind": i.kind, "new_kind": j.kind})
+                                "what": "kind or gold answers" if j.kind != i.kind or j.gold_answers != i.gold_answers
+                                else "info", "old_gold": list(i.gold_answers), "new_gold": list(j.gold_answers),
+                                "old_kind": i.kind, "new_kind": j.kind, "info": info})
         pairs = sorted(((SequenceMatcher(None, normalize_item(r.text), normalize_item(n.text)).ratio(), k, m)
                         for k, r in enumerate(removed) for m, n in enumerate(added)), reverse=True)
         used_r: set[int] = set()
@@ -178,8 +204,10 @@ def diff_lines(diff: dict[str, Any]) -> list[str]:
             if c["what"] == "text":
                 out.append(f"  ~ {c['old_id']} -> {c['new_id']}  {c['old']!r} -> {c['new']!r}")
             else:
-                out.append(f"  ~ {c['old_id']}  {c['old']!r}: {c['old_kind']} {c['old_gold']} -> "
-                           f"{c['new_kind']} {c['new_gold']}")
+                parts = [f"{c['old_kind']} {c['old_gold']} -> {c['new_kind']} {c['new_gold']}"] \
+                    if c["what"] != "info" else []
+                parts += [f"{k} {_shown(old)} -> {_shown(new)}" for k, (old, new) in c.get("info", {}).items()]
+                out.append(f"  ~ {c['old_id']}  {c['old']!r}: {'; '.join(parts)}")
     return out
 
 

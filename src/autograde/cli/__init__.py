@@ -20,11 +20,23 @@ from __future__ import annotations
 import argparse
 
 from autograde import __version__
-from autograde.cli import banks, doctor, interchange, metrics, nuggets, prompts, reports, reproduce, rubric, stages
+from autograde.cli import (
+    audit,
+    banks,
+    doctor,
+    interchange,
+    metrics,
+    nuggets,
+    prompts,
+    reports,
+    reproduce,
+    rubric,
+    stages,
+)
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 
-GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets)
+GROUPS = (stages, interchange, prompts, doctor, metrics, reports, banks, rubric, reproduce, nuggets, audit)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]

@@ -179,16 +179,20 @@ def cmd_set_importance(args: argparse.Namespace) -> int:
     if args.only_missing:
         open_ids = {it.item_id for it in bank.items if (it.info or {}).get("importance") is None}
         labels = {k: v for k, v in labels.items() if k in open_ids}
-    out, unknown = set_importance(bank, labels)
+    out, unknown, changed = set_importance(bank, labels)
     if unknown:
         raise InputError([Problem(args.bank, None, f"no item {u} in the bank", "use the item ids of the bank "
                                   "(autograde bank stats --json lists them)") for u in unknown])
-    export_bank(out, args.out, "workbench")
+    same_file = Path(args.out).exists() and Path(args.out).resolve() == Path(args.bank).resolve()
+    written = bool(changed) or not same_file  # an unchanged bank is not rewritten (its time stamp stays)
+    if written:
+        export_bank(out, args.out, "workbench")
     counts: dict[str, int] = {}
     for it in out.items:
         key = str((it.info or {}).get("importance") or "unset")
         counts[key] = counts.get(key, 0) + 1
-    print(json.dumps({"out": args.out, "changed": len(labels), "importance": counts}, sort_keys=True))
+    print(json.dumps({"out": args.out, "changed": len(changed), "unchanged": len(labels) - len(changed),
+                      "written": written, "importance": counts}, sort_keys=True))
     return 0
 
 
@@ -275,7 +279,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(s)
     s.set_defaults(func=cmd_stats)
 
-    d = add_command(sub, "diff", "added / removed / changed items between two banks, by query")
+    d = add_command(sub, "diff", "added / removed / changed items between two banks, by query",
+                    "Added / removed / changed items between two banks, by query. Changed: a new text at least "
+                    "--similarity alike, another kind, other gold answers or other info (such as a nugget's "
+                    "importance).")
     d.add_argument("a", help="the old bank")
     d.add_argument("b", help="the new bank")
     d.add_argument("--query", help="only this query")
@@ -313,7 +320,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     si = add_command(sub, "set-importance", "set or clear nuggets' importance (vital / okay) in a bank")
     si.add_argument("bank", help="the bank to read")
-    si.add_argument("--out", required=True, help="the bank to write (workbench format; may be the same file)")
+    si.add_argument("--out", required=True, help="the bank to write (workbench format; may be the same file, which "
+                    "is not rewritten when nothing changes)")
     si.add_argument("--set", action="append", metavar="ITEM_ID=IMPORTANCE",
                     help="set one item's importance (vital or okay; repeatable)")
     si.add_argument("--clear", action="append", metavar="ITEM_ID", help="remove one item's importance (repeatable)")

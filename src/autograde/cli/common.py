@@ -92,9 +92,9 @@ def load_experiment(args: argparse.Namespace, resolve: bool = True) -> Config:
         logger.debug("experiment: %s", path)
     config = load_config(path)
     if resolve and config.data.dataset:
-        from autograde.io.irds import resolve_dataset
+        from autograde.workflow.checks import resolve_dataset_at
 
-        config = resolve_dataset(config)
+        config = resolve_dataset_at(config, path)
     return config
 
 

@@ -81,11 +81,14 @@ def _nuggets_of_bank(path: str | None, queries: str | None) -> tuple[dict[str, s
 
 def cmd_score(args: argparse.Namespace) -> int:
     from autograde.cli.common import write_text_outputs
+    from autograde.core.log import logger
     from autograde.metrics.nuggets import ALL_QUERIES, MEASURES, evaluation_table
-    from autograde.nuggets.interchange import read_assignments, reference_lines
+    from autograde.nuggets.interchange import read_assignments, reading_notes, reference_lines
 
     nuggets, queries = _nuggets_of_bank(args.bank, args.queries)
     answers = read_assignments(args.assignments, nuggets=nuggets, queries=queries)
+    for note in reading_notes(answers):
+        logger.warning("%s: %s", args.assignments, note)
     if args.run:
         answers = [a for a in answers if a.run == args.run]
     if args.out:
@@ -100,9 +103,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from autograde.nuggets.interchange import compare_scores, read_reference_scores
 
-    cmp = compare_scores(read_reference_scores(args.ours), read_reference_scores(args.theirs))
+    cmp = compare_scores(read_reference_scores(args.ours), read_reference_scores(args.theirs), args.tolerance)
     print(json.dumps(cmp, indent=2, sort_keys=True))
-    return 0 if cmp["max_abs_diff"] <= args.tolerance and not cmp["only_ours"] and not cmp["only_theirs"] else 1
+    return 0 if cmp["agree"] else 1
 
 
 def register(subparsers: Any) -> None:
@@ -151,9 +154,15 @@ def register(subparsers: Any) -> None:
                    help="also write weighted_score and strict_weighted_score (the reference scorer has neither)")
     s.set_defaults(func=cmd_score)
 
-    c = add_command(sub, "compare", "compare two outputs in the reference scorer's format, line by line")
+    c = add_command(sub, "compare", "compare two outputs in the reference scorer's format, line by line",
+                    "Compare two outputs in the reference scorer's format, line by line. Exit status 0 when every "
+                    "value both files have agrees within --tolerance; 1 when one does not, or when an answer line is "
+                    "in one file only. Measures only one file has (such as the weighted scores of 'score --weighted', "
+                    "which the reference scorer does not write) are listed, not compared; one-sided answers are "
+                    "counted and the first few shown.")
     c.add_argument("ours", help="our scores (autograde nuggets score --out)")
     c.add_argument("theirs", help="the reference scorer's output (nuggetizer's scripts/calculate_metrics.py)")
     c.add_argument("--tolerance", type=float, default=1e-12,
-                   help="largest absolute difference accepted (exit status 1 above it; default %(default)s)")
+                   help="largest absolute difference accepted between two shared values (exit status 1 above it; "
+                   "default %(default)s)")
     c.set_defaults(func=cmd_compare)

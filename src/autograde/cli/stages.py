@@ -111,26 +111,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_outputs(args: argparse.Namespace) -> int:
     """Where the experiment's main results are (the files that exist now), for a person to open next."""
-    from autograde.core.layout import Layout
+    from autograde.workflow.outputs import outputs_summary
 
-    config = load_experiment(args)
-    lay = Layout.of(config.results_dir)
-    board_dir = Path(lay.leaderboards_dir())
-    boards = sorted(board_dir.rglob("*.tsv")) if board_dir.is_dir() else []
-    rows = [("leaderboards", f"{board_dir}/ ({len(boards)} TSV files: <grader>/<qrels>/<measure>.tsv)"
-             if boards else None),
-            ("correlation with the official leaderboard", lay.correlation),
-            ("correlation report with bootstrap intervals", lay.reports("correlation.tsv")),
-            ("retrieval metrics under the human qrels", lay.metrics("retrieval", ".md")),
-            ("review site (open in a browser)", f"{lay.site}/index.html")]
-    shown = [(what, path) for what, path in rows if path and Path(path.split(" ")[0]).exists()]
-    if not shown:
-        print(f"no results under {lay.root}/ yet: run the workflow (snakemake -c2, or make example)")
-        return 0
-    width = max(len(w) for w, _ in shown)
-    print(f"results of {experiment_file(args)}:")
-    for what, path in shown:
-        print(f"  {what.ljust(width)}  {path}")
+    print(outputs_summary(load_experiment(args), experiment_file(args)))
     return 0
 
 

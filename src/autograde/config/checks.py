@@ -142,6 +142,34 @@ def check_thresholds(config: Config, src: ConfigSource, problems: Problems) -> N
                          f"range {lo}..{hi} (every passage would get the same label)", fix)
 
 
+def configured_files(config: Config) -> list[tuple[tuple[Any, ...], str]]:
+    """(key path, file) of every input file the config names literally (globs are :func:`check_globs`'): queries,
+    runs, answers, corpus, qrels, official leaderboard, generation data, banks read as they are."""
+    from autograde.config.banks import banks_read_at_parse_time
+
+    d = config.data
+    out: list[tuple[tuple[Any, ...], str]] = [(("data", k), str(getattr(d, k))) for k in
+                                               ("queries", "qrels", "official_leaderboard", "generation")
+                                               if getattr(d, k) and not (k in ("queries", "qrels") and d.dataset)]
+    out += [(("data", k, j), p) for k in ("runs", "answers", "corpus") for j, p in enumerate(getattr(d, k))
+            if not is_glob(p)]
+    out += [(("banks", name), path) for name, path in banks_read_at_parse_time(config).items()]
+    return out
+
+
+def check_files_exist(config: Config, src: ConfigSource, problems: Problems) -> set[str]:
+    """Every input file the config names exists: a missing one is named with the config key and its line.
+    Returns the missing paths (their readers' own "not found" is then left out)."""
+    missing: set[str] = set()
+    for key, path in configured_files(config):
+        if not Path(path).exists():
+            name = ".".join(str(k) if not isinstance(k, int) else f"[{k}]" for k in key).replace(".[", "[")
+            problems.add(*src.locate(key), f"{name}: {path!r} does not exist (working directory {os.getcwd()})",
+                         "correct the path in the config (a relative path starts at the working directory)")
+            missing.add(path)
+    return missing
+
+
 def check_globs(config: Config, src: ConfigSource, problems: Problems) -> None:
     """A glob in data.runs / data.answers / data.corpus that matches no file is an error (a typo would drop
     systems or passages)."""
@@ -274,21 +302,30 @@ def check_model_spec(path: tuple[Any, ...], owner: str, spec: ModelSpec, src: Co
 
 def check_models(config: Config, src: ConfigSource, problems: Problems) -> None:
     """The grade cache folder is a folder; every model spec passes :func:`check_model_spec`."""
+    check_cache_dir(config, src, problems)
+    for path, owner, spec, _role in model_specs(config):
+        check_model_spec(path, owner, spec, src, problems)
+
+
+def check_cache_dir(config: Config, src: ConfigSource, problems: Problems) -> None:
+    """``grading.cache_dir`` is a folder (or not there yet: it is created)."""
     cache = Path(config.grading.cache_dir)
     if cache.exists() and not cache.is_dir():
         problems.add(*src.locate(("grading", "cache_dir")), f"grading.cache_dir {str(cache)!r} is a file, not a folder",
                      "name a folder (it is created)")
-    for path, owner, spec, _role in model_specs(config):
-        check_model_spec(path, owner, spec, src, problems)
 
 
 def _hf_home() -> str:
     return os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface")
 
 
-def check_config(config: Config, src: ConfigSource, problems: Problems) -> None:
-    """Every check of this module."""
-    check_models(config, src, problems)
+def check_config(config: Config, src: ConfigSource, problems: Problems, models: bool = True) -> None:
+    """Every check of this module (``models`` False: not the model specs, for a caller that reports them itself,
+    as ``autograde doctor`` does with the same verdict)."""
+    if models:
+        check_models(config, src, problems)
+    else:
+        check_cache_dir(config, src, problems)
     check_globs(config, src, problems)
     check_custom_prompts(config, src, problems)
     check_grader_prompts(config, src, problems)

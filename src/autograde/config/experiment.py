@@ -72,6 +72,13 @@ class ConfigSource:
         return self.path, None
 
 
+def located(source: str | ConfigSource, key: tuple[Any, ...], exc: Exception) -> ConfigError:
+    """``exc`` (a problem with the value at ``key``, raised where the file is unknown) as a :class:`ConfigError`
+    that names the config file and the key's line: ``file:line: message``."""
+    path, line = ConfigSource.of(source).locate(key)
+    return ConfigError(f"{path}:{line}: {exc}" if line else f"{path}: {exc}")
+
+
 def _leaf_paths(d: dict[str, Any], prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for k, v in d.items():
@@ -114,7 +121,7 @@ def validate_config(raw: Any, source: str | ConfigSource = "config") -> Config:
         parts = [format_problems(lines, src.path)] if lines else []
         if cli:
             parts.append(format_problems(cli, "command line (snakemake --config)").replace(
-                "correct the keys above", "correct the --config values above"))
+                "correct the keys and values above", "correct the --config values above"))
         raise ConfigError("\n".join(parts))
     return config
 

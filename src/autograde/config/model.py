@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from autograde.config.audit import AuditConfig, check_audit_config
 from autograde.config.banks import BankGenerationConfig, add_generated_banks
 from autograde.config.nuggets import NuggetsConfig, check_nuggets_config
 from autograde.config.reports import ReportsConfig
@@ -182,6 +183,7 @@ class Config(Strict):
     rubric: RubricConfig | None = Field(default=None, description="LLM-RUBRIC calibration network (Hashemi et al., ACL 2024) on rubric answers and human judges; null = off; see docs/rubric.md")
     calibrated_qrels: CalibratedQrelsConfig | None = Field(default=None, description="calibrated relevance labels from several graders' qrels or grades, trained on the judged passages (cross-validated by query); evaluated like another grader named 'calibrated'; null = off")
     nuggets: NuggetsConfig | None = Field(default=None, description="nugget scores of the RAG answers (TREC RAG 2024: importance, assignment, All / Vital / Weighted scores, leaderboards); null = off; see docs/nuggets.md")
+    audit: AuditConfig | None = Field(default=None, description="judge audit: each grader's agreement with the human qrels per topic and at the top (meta-evaluation) and a robustness audit with perturbed passages; null = off; see docs/audit.md")
 
     @model_validator(mode="before")
     @classmethod
@@ -203,6 +205,7 @@ class Config(Strict):
                 out.append((("graders", i, "bank"), f"grader {g.name!r} uses bank {g.bank!r}, which is not under "
                             f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
         out += check_nuggets_config(self)  # the nuggets: section against banks, graders and answers
+        out += check_audit_config(self)  # the audit: section against the graders
         return out
 
     def grader(self, name: str) -> GraderConfig:
@@ -268,7 +271,15 @@ def error_lines(exc: ValidationError | list[Any], root: type[BaseModel] = Config
             msg = f"unknown key{hint} valid keys here: {', '.join(valid)}"
         elif err["type"] == "literal_error" and loc and loc[-1] == "backend":
             backends = LLM_BACKEND_NAMES if loc[0] == "bank_generation" else BACKEND_NAMES  # text only
-            msg = f"unknown backend {err.get('input')!r}; valid backends: {', '.join(sorted(backends))}"
+            close = difflib.get_close_matches(str(err.get("input")), list(backends), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            msg = f"unknown backend {err.get('input')!r}; {hint}valid backends: {', '.join(sorted(backends))}"
+        elif err["type"] == "literal_error":
+            expected = str(err.get("ctx", {}).get("expected", ""))
+            options = [o.strip().strip("'") for o in expected.replace(" or ", ", ").split(",") if o.strip()]
+            close = difflib.get_close_matches(str(err.get("input")), options, n=1)
+            if close:
+                msg = f"{msg} (did you mean {close[0]!r}?)"
         line = None
         if key_lines:
             for n in range(len(full), 0, -1):
@@ -283,8 +294,8 @@ def format_problems(lines: list[str], source: str) -> str:
     """The message of a :class:`ConfigError`: the file, the count, one indented line per problem, and the fix."""
     located = [re.sub(r"^line (\d+): ", lambda m: f"{source}:{m.group(1)}: ", x) for x in lines]
     return "\n".join([f"{source}: {len(lines)} problem(s) in the config:", *(f"  - {x}" for x in located),
-                      "  (fix: correct the keys above; every key, its type and default are listed in README.md "
-                      "'Configuration' and commented in config/experiments/example.yaml)"])
+                      "  (fix: correct the keys and values above; every key, its type, its valid values and default "
+                      "are listed in README.md 'Configuration' and commented in config/experiments/example.yaml)"])
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

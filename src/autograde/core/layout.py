@@ -223,6 +223,17 @@ class Layout:
         """What the tool measured for one reproduced table (``measured.json``) and that table's own outputs."""
         return f"{self.root}/reproduction/tables/{table}/{name}"
 
+    # judge audit (autograde.audit)
+    def audit(self, name: str) -> str:
+        """A file of the judge audit over every grader: ``meta/labels.tsv``, ``meta/systems.tsv``,
+        ``meta/per-topic.tsv``, ``meta/confusion.tsv``, ``meta/meta-evaluation.md``."""
+        return f"{self.root}/audit/{name}"
+
+    def audit_grader(self, grader: str, name: str) -> str:
+        """A file of one grader's robustness audit: ``pairs.parquet``, ``summary.tsv``, ``leaderboard.tsv``,
+        ``stats.json``, ``robustness.md``."""
+        return f"{self.root}/audit/robustness/{grader}/{name}"
+
     # nugget scores of RAG answers (autograde.nuggets)
     def nugget_table(self, name: str) -> str:
         """Tables shared by every assessor: ``answers.parquet`` (whole answers), ``importance.parquet`` and

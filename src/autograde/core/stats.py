@@ -18,6 +18,8 @@ from typing import Literal
 
 import numpy as np
 
+from autograde.core.errors import InvalidValueError
+
 KappaWeights = Literal["linear", "quadratic"] | None
 
 
@@ -67,42 +69,144 @@ def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kendall_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b of each row of ``scores`` (B x n) against ``truth`` (n; higher = better)."""
+    """Kendall's tau-b of each row of ``scores`` (B x n) against ``truth`` (n, or B x n: one truth per row;
+    higher = better)."""
     i, j = _pairs(scores.shape[1])
     sx = np.sign(scores[:, i] - scores[:, j])
-    sy = np.sign(truth[i] - truth[j])
+    sy = np.sign(truth[..., i] - truth[..., j])
     num = (sx * sy).sum(axis=1)
-    den = np.sqrt((sx != 0).sum(axis=1) * float((sy != 0).sum()))
+    den = np.sqrt((sx != 0).sum(axis=1) * (sy != 0).sum(axis=-1).astype(float))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
 def spearman_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth``."""
+    """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth`` (n, or B x n)."""
     from scipy.stats import rankdata
 
     rx = rankdata(scores, axis=1, method="average")
-    ry = rankdata(truth, method="average")
+    ry = rankdata(truth, axis=-1, method="average")
     rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean()
-    den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum())
+    ry = ry - ry.mean(axis=-1, keepdims=True)
+    den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=-1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (rx @ ry) / np.where(den > 0, den, 1), np.nan)
+        return np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1), np.nan)
 
 
 def tau_ap_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """tau-ap of each row of ``scores`` (the ranking under test, higher = better) against ``truth``
-    (higher = better); ties in a row are broken by column order, ties in ``truth`` are never "better"."""
+    (n, or B x n; higher = better); ties in a row are broken by column order, ties in ``truth`` are never
+    "better"."""
     b, n = scores.shape
     if n < 2:
         return np.full(b, np.nan)
     tiebreak = np.broadcast_to(np.arange(n), scores.shape)
     order = np.lexsort((tiebreak, -scores), axis=-1)  # best first
-    t = truth[order]  # B x n, truth value at each position
+    t = np.take_along_axis(np.broadcast_to(truth, scores.shape), order, axis=1)  # truth value at each position
     better = t[:, :, None] > t[:, None, :]  # [b, m, k]: item at m officially better than item at k
     above = np.tril(np.ones((n, n), dtype=bool), k=-1).T  # [m, k]: m < k
     c = (better & above[None]).sum(axis=1)[:, 1:]  # for positions k = 1..n-1
     return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0
+
+
+def kendall_top_k_matrix(scores: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
+    """Kendall's tau-b among the ``k`` systems that ``truth`` ranks highest, per row (TREC AutoJudge's
+    ``kendall@k``): each row keeps the top ``k`` columns by its truth (ties: the earlier column first, as a
+    stable sort of the truth's system order), and correlates ``scores`` with ``truth`` over them; NaN for
+    fewer than 3 systems (AutoJudge refuses them). ``truth`` is n or B x n; all systems when ``k`` >= n.
+
+    >>> ours, humans = np.array([[5.0, 4.0, 3.0, 1.0, 2.0]]), np.array([5.0, 4.0, 3.0, 2.0, 1.0])
+    >>> float(kendall_top_k_matrix(ours, humans, 3)[0]), round(float(kendall_top_k_matrix(ours, humans, 5)[0]), 4)
+    (1.0, 0.8)
+    """
+    b, n = scores.shape
+    keep = min(k, n)
+    if keep < 3:
+        return np.full(b, np.nan)
+    full = np.broadcast_to(truth, scores.shape)
+    tiebreak = np.broadcast_to(np.arange(n), scores.shape)
+    top = np.lexsort((tiebreak, -full), axis=-1)[:, :keep]
+    return kendall_matrix(np.take_along_axis(scores, top, axis=1), np.take_along_axis(full, top, axis=1))
+
+
+AlphaLevel = Literal["nominal", "ordinal", "interval"]
+
+
+def krippendorff_alpha(a: Sequence[int], b: Sequence[int], level: AlphaLevel = "ordinal") -> float:
+    """Krippendorff's alpha of two coders who both labelled every unit (``a[i]``, ``b[i]``), over the values
+    they used (the ``krippendorff`` package's default value domain; a test checks the two agree to 1e-12).
+
+    From the coincidence matrix ``o`` (each unit adds its pair both ways), the value counts ``n_c`` and
+    ``n = sum n_c``: alpha = 1 - (n - 1) * sum(o * d) / sum((n_c n_k - [c = k] n_c) * d), with the distance
+    ``d`` of the level: nominal ``[c != k]``, interval ``(c - k)^2``, ordinal
+    ``(sum of n_g for g from c to k - (n_c + n_k) / 2)^2``. NaN where the coders used one value only.
+
+    >>> round(krippendorff_alpha([0, 1, 2, 3, 1], [0, 1, 3, 3, 0], "ordinal"), 4)
+    0.8471
+    """
+    m, lab = confusion_matrix(a, b)
+    o = (m + m.T).astype(float)
+    n_c = o.sum(axis=1)
+    n = float(n_c.sum())
+    if len(lab) < 2 or n < 2:
+        return float("nan")
+    idx = np.arange(len(lab))
+    values = np.asarray(lab, dtype=float)
+    if level == "nominal":
+        d = (idx[:, None] != idx[None, :]).astype(float)
+    elif level == "interval":
+        d = (values[:, None] - values[None, :]) ** 2
+    elif level == "ordinal":
+        cum = np.concatenate([[0.0], np.cumsum(n_c)])
+        lo, hi = np.minimum(idx[:, None], idx[None, :]), np.maximum(idx[:, None], idx[None, :])
+        d = (cum[hi + 1] - cum[lo] - (n_c[lo] + n_c[hi]) / 2.0) ** 2
+    else:
+        raise InvalidValueError(f"unknown alpha level {level!r}; valid: nominal, ordinal, interval")
+    expected = (np.outer(n_c, n_c) - np.diag(n_c)) / (n - 1.0)
+    denom = float((expected * d).sum())
+    if denom == 0.0:
+        return float("nan")
+    return float(1.0 - (o * d).sum() / denom)
+
+
+def bootstrap_weights(n_items: int, samples: int, seed: int) -> np.ndarray:
+    """How often each of ``n_items`` items is drawn in each of ``samples`` resamples with replacement
+    (samples x n_items counts, ``numpy.random.default_rng(seed)``: the same seed, the same resamples)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_items, size=(samples, n_items))
+    weights = np.zeros((samples, n_items))
+    np.add.at(weights, (np.arange(samples)[:, None], idx), 1.0)
+    return weights
+
+
+def percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of a bootstrap distribution at ``confidence`` (NaN, NaN when it has no finite
+    value)."""
+    finite = dist[np.isfinite(dist)]
+    if not len(finite):
+        return float("nan"), float("nan")
+    alpha = (1.0 - confidence) / 2
+    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def mean_interval(values: Sequence[float] | np.ndarray, samples: int, seed: int,
+                  confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of ``values`` with its seeded bootstrap percentile interval (NaN for no
+    values; the mean itself for no resamples).
+
+    >>> mean_interval([0.0, 0.0, 0.0], 100, 0)
+    (0.0, 0.0, 0.0)
+    """
+    x = np.asarray(values, dtype=float)
+    if not len(x):
+        return float("nan"), float("nan"), float("nan")
+    mean = float(x.mean())
+    if samples <= 0:
+        return mean, mean, mean
+    w = bootstrap_weights(len(x), samples, seed)
+    lo, hi = percentile_interval(w @ x / len(x), confidence)
+    return mean, lo, hi
 
 
 def format_p(p: float) -> str:

@@ -31,6 +31,10 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
+NOT_FOUND_FIX = "check the path (a relative path starts at the working directory)"
+"""The fix of a file that is not there (``autograde validate`` names the config key and line of a configured one)."""
+
+
 def loads_strict(text: str) -> object:
     """``json.loads`` that refuses duplicate keys (raises :class:`DuplicateKeyError`)."""
     return json.loads(text, object_pairs_hook=_no_duplicate_keys)
@@ -42,7 +46,7 @@ def load_json_file(path: str | Path, problems: Problems, fix: str, what: str = "
     try:
         raw = Path(p).read_bytes()
     except FileNotFoundError:
-        problems.add(p, None, f"{what} not found", "check the path in the experiment config")
+        problems.add(p, None, f"{what} not found", NOT_FOUND_FIX)
         return None
     except IsADirectoryError:
         problems.add(p, None, f"is a folder, not a {what}", "name the file")
@@ -68,7 +72,7 @@ def open_binary(path: str, problems: Problems) -> IO[bytes] | None:
         fh = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # the caller closes it
         return cast(IO[bytes], fh)
     except FileNotFoundError:
-        problems.add(path, None, "file not found", "check the path in the experiment config")
+        problems.add(path, None, "file not found", NOT_FOUND_FIX)
     except IsADirectoryError:
         problems.add(path, None, "is a folder, not a file", "name the file")
     return None

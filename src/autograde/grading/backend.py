@@ -80,6 +80,11 @@ class LLMBackend:
         """Turn prompt text into the final model input (chat template, prefill); identity by default."""
         return text
 
+    def continues_text(self) -> bool:
+        """Whether text appended to :meth:`wrap`'s output is continued by the model (a causal model's prompt), so
+        logits scoring can read the label after a prompt's ``answer_prefix``; a chat API or a seq2seq model cannot."""
+        return True
+
     def fit(self, build: Callable[[str], str], passage: str) -> tuple[str, bool]:
         """Fit the passage into the input budget; no budget by default. Returns (input, passage was cut)."""
         return build(passage), False

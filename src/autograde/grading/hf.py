@@ -203,6 +203,9 @@ class HFBackend(TokenizerBackend):
 
     # -- LLMBackend ----------------------------------------------------------------------------------------
 
+    def continues_text(self) -> bool:
+        return not self.seq2seq  # a seq2seq decoder starts from its start token, not from the input's end
+
     def identity(self, labels: Sequence[str] | None = None) -> dict[str, Any]:
         # Local weights are identified by their content hash, not by where they lie: the same GGUF file under
         # another path (a cluster node, a fresh venv) keeps its cache entries.

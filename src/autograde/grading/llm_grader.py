@@ -104,6 +104,13 @@ class LLMGrader:
         self.order = config.prompt_order
         self.scoring = config.scoring
         self.llm = backend()
+        self.answer_prefix = self.prompt.answer_prefix if self.scoring == "logits" else None
+        if self.answer_prefix and not self.llm.continues_text():
+            self.llm.close()
+            raise GraderSetupError(
+                f"grader {config.name!r}: logits scoring of {self.prompt.config_name} reads the label after "
+                f"{self.answer_prefix.strip()!r}, which backend {self.llm.name} cannot continue (a chat API or a "
+                "seq2seq model); set scoring: generate")
 
     @property
     def labels(self) -> list[str]:
@@ -119,8 +126,11 @@ class LLMGrader:
     ) -> tuple[str, bool]:
         """(exact model input for ``request`` under ``prompt``, whether its passage was truncated)."""
 
+        prefix = self.answer_prefix if prompt is self.prompt and self.answer_prefix else ""
+
         def build(context: str) -> str:
-            return self.llm.wrap(render(prompt, request, self.order, context=context, answer=answer, gold=gold))
+            text = self.llm.wrap(render(prompt, request, self.order, context=context, answer=answer, gold=gold))
+            return text + prefix  # logits scoring of an answer form: the label is the next token
 
         return self.llm.fit(build, request.passage_text)
 

@@ -117,6 +117,9 @@ class OpenAIBackend(LLMBackend):
 
     # -- rendering ---------------------------------------------------------------------------------------------
 
+    def continues_text(self) -> bool:
+        return False  # a chat completions API answers in a new assistant turn: no answer prefix to continue
+
     def fit(self, build: Callable[[str], str], passage: str) -> tuple[str, bool]:
         n = self.options.max_passage_words
         if n is None:

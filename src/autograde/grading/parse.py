@@ -344,6 +344,76 @@ def parse_answer_key(text: str, gold_answers: Sequence[str]) -> Parsed:
     return Parsed(0, reason="does not match the answer key")
 
 
+# ------------------------------------------------------------------------------------------------ answer forms
+
+_SCORE_KEYS = r"(?:final[ _]?score|overall[ _]?score|overall|o_score|score|o)"
+_JSON_SCORE_RE = re.compile(r"[\"']?\b" + _SCORE_KEYS + r"\b[\"']?\s*[:=]\s*\**\s*([0-9])\b", re.IGNORECASE)
+
+UMBRELA_PATTERNS: tuple[str, ...] = (
+    r'"o"\s*[:-=]?\s*(0|1|2|3)', r"\'o\'\s*[:-=]?\s*(0|1|2|3)", r"o\s*[:-=]?\s*(0|1|2|3)",
+    r'"overall_score"\s*[:-=]?\s*(0|1|2|3)', r'"overall"\s*[:-=]?\s*(0|1|2|3)', r'"overall score"\s*[:-=]?\s*(0|1|2|3)',
+    r'"final score"\s*[:-=]?\s*(0|1|2|3)', r"final score\s*[:-=]?\s*(0|1|2|3)", r"final score is (0|1|2|3)",
+    r'"final_score"\s*[:-=]?\s*(0|1|2|3)', r'"score"\s*[:-=]?\s*(0|1|2|3)', r'"o_score"\s*[:-=]?\s*(0|1|2|3)',
+    r"output score is (0|1|2|3)", r"score is (0|1|2|3)", r"[a-zA-Z]+\s+is\s+(0|1|2|3)\s",
+    r"relevance category\s*[:-=]?\s*(0|1|2|3)", r"relevance category\s*[:-=]?\s*(0|1|2|3)",
+    r"relevance category is (0|1|2|3)", r"it falls into the category (0|1|2|3)", r"category\s*(0|1|2|3)",
+    r"relevance category (0|1|2|3)", r"relevance category for this passage would be (0|1|2|3)",
+    r"the relevance category would be (0|1|2|3)", r"\n*(0|1|2|3)",
+)
+"""UMBRELA's own answer patterns (castorini/umbrela ``utils/common_utils.py`` ``parse_fewshot_response`` at commit
+16cba3eb), tried in order on the lower-cased answer, the last match of the first pattern that matches wins; no match
+is grade 0. ``legacy_parse`` uses them as they are."""
+
+
+def prefix_pattern(prefix: str) -> re.Pattern[str]:
+    """The answer form of ``prefix`` with any spacing, case, ``#``, quotes or ``*`` around its words:
+    ``##final score: `` matches ``## Final Score: **2**`` and ``final_score = 2``."""
+    words = re.findall(r"[A-Za-z0-9]+", prefix)
+    return re.compile(r"\b" + r"[\s_]*".join(re.escape(w) for w in words)
+                      + r"\b[\"'\s*]*(?:is\s+)?[:=\-]?[\s*]*([0-9])(?![0-9])", re.IGNORECASE)
+
+
+def parse_prefixed(text: str, labels: Mapping[str, int], prefix: str, *, legacy: bool = False) -> Parsed:
+    r"""The label of an answer that ends in a fixed form (UMBRELA's ``##final score: N``).
+
+    In order: the last occurrence of the prefix's form (:func:`prefix_pattern`); else the last score key of a
+    JSON-like dictionary (``"O": 2``, ``'overall': 2``, ``final_score: 2``); else a bare digit rating. A digit
+    outside the label set, or no form at all, is unparseable (never silently a grade). ``legacy``: UMBRELA's own
+    patterns (:data:`UMBRELA_PATTERNS`), including their fallback to 0.
+
+    >>> labels = {str(i): i for i in range(4)}
+    >>> [parse_prefixed(t, labels, "##final score: ").grade for t in
+    ...  ("##final score: 2", "M: 3, T: 1\n## Final Score: **1**", '{"M": 2, "T": 1, "O": 3}', "0", "final_score=2")]
+    [2, 1, 3, 0, 2]
+    >>> parse_prefixed("##final score: 7", labels, "##final score: ").status
+    'unparseable'
+    >>> parse_prefixed("no idea", labels, "##final score: ", legacy=True).grade
+    0
+    """
+    if legacy:
+        low = text.strip().lower()
+        for pattern in UMBRELA_PATTERNS:
+            found = list(re.finditer(pattern, low, re.IGNORECASE | re.MULTILINE | re.DOTALL))
+            if found:
+                label = found[-1].group(1)
+                return Parsed(labels[label], label=label, reason=f"umbrela pattern {pattern}")
+        return Parsed(0, label="0", reason="legacy: no umbrela pattern -> 0", fallback=True)
+    stripped = text.strip()
+    if not stripped:
+        return Parsed.fail("empty response")
+    for reason, regex in (("answer form", prefix_pattern(prefix)), ("score key", _JSON_SCORE_RE)):
+        found = list(regex.finditer(stripped))
+        if found:
+            label = found[-1].group(1)
+            if label in labels:
+                return Parsed(labels[label], label=label, reason=reason)
+            return Parsed.fail(f"score {label} outside the labels {'/'.join(labels)}")
+    p = parse_rating(stripped, sorted(int(k) for k in labels if k.isdigit()))
+    if p.status == "ok" and p.label is not None:
+        return Parsed(labels[p.label], label=p.label, reason="rating")
+    return Parsed.fail(f"no '{prefix.strip()} N' in the answer")
+
+
 # ------------------------------------------------------------------------------------------------ dispatcher
 
 
@@ -361,4 +431,6 @@ def parse_response(
         if prompt.answer_check == "answer_key":
             return parse_answer_key(text, gold_answers)
         return parse_extraction(text, legacy=legacy, fuzzy=fuzzy)
+    if prompt.answer_prefix:
+        return parse_prefixed(text, prompt.labels, prompt.answer_prefix, legacy=legacy)
     return parse_labels(text, prompt.labels, legacy=legacy, tolerant=tolerant, fuzzy=fuzzy)

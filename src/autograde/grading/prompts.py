@@ -89,6 +89,7 @@ VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 RATING_0_5 = {str(i): i for i in range(6)}
 YES_NO = {"yes": 1, "no": 0}
 RATING_0_2 = {str(i): i for i in range(3)}
+RATING_0_3 = {str(i): i for i in range(4)}
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,10 @@ class PromptClass:
     """Generation prompts: the output format instruction, filled into ``{instruction}``."""
     repair_template: str | None = None
     """Generation prompts: the prompt sent after an unusable answer (fields ``{prompt}``, ``{problem}``)."""
+    answer_prefix: str | None = None
+    """Prompts whose answer ends in a fixed form (UMBRELA: ``##final score: N``): the text before the label. Logits
+    scoring appends it to the model input, so the next token is the label; generate mode reads the label after
+    its last occurrence (:func:`autograde.grading.parse.parse_prefixed`)."""
 
     @property
     def config_name(self) -> str:
@@ -167,6 +172,8 @@ class PromptClass:
         if self.kind == "generation":  # only generation prompts have these (grading digests stay as they were)
             content["instruction"] = self.instruction
             content["repair_template"] = self.repair_template
+        if self.answer_prefix is not None:  # only prompts with an answer form have it (other digests unchanged)
+            content["answer_prefix"] = self.answer_prefix
         return content_hash(content, length=16)
 
     def label_set_text(self) -> str:
@@ -643,6 +650,257 @@ def _nugget_prompts() -> list[PromptClass]:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# UMBRELA (Upadhyay et al., 2024; castorini/umbrela, Apache-2.0): the relevance judge of TREC RAG 2024, a 0-3 scale.
+# v1: the prompt files of the repository at commit 16cba3eb (src/umbrela/prompts/), byte for byte with {passage}
+# named {context}: qrel_zeroshot_bing.txt (UMBRELA) and qrel_fewshot_bing.txt (UMBRELA_few, four fixed examples);
+# their answers end in "##final score: N". pypi-0.0.7: the one prompt file the PyPI package umbrela 0.0.7 ships
+# (an older qrel_fewshot_bing.txt, answering with a JSON dictionary of scores), with no examples (its
+# few_shot_count 0; the package draws examples from qrels through pyserini otherwise).
+# Not the Thomas prompt: Thomas et al.'s instruction asks for 0-2 after "Answer:"; UMBRELA adds level 3 ("dedicated
+# to the query and contains the exact answer"), a rule per category, and the M/T/O steps (intent match,
+# trustworthiness, overall) before a final score it asks for in a fixed form.
+
+UMBRELA_COMMIT = "16cba3ebdfb79477850196695e06eef5ce96f339"
+UMBRELA_PACKAGE = ("umbrela", "0.0.7")
+"""The reference package of the ``pypi-0.0.7`` version (``make umbrela-env`` installs exactly this one)."""
+UMBRELA_DIGESTS = {
+    "UMBRELA@v1": ("qrel_zeroshot_bing.txt", "c92537a4f97293dfe1fd5f3dccc3f7dea44e3ace65061a74dbf8afc833441546"),
+    "UMBRELA_few@v1": ("qrel_fewshot_bing.txt", "ce2fd0d7a936e773135d3546aa0f17e77354d72f194b9f5e73f4ef947fd9319e"),
+    "UMBRELA@pypi-0.0.7": ("qrel_fewshot_bing.txt", "37f1ccf926ba9ed3cfc1f9d2d6c33ba80a1b4b9ac40dc45ed0981e55a4f5c55e"),
+}
+"""config name -> (upstream prompt file, sha256 of its text as the package reads it: stripped, ``{passage}`` and
+``{examples}`` as written there)."""
+UMBRELA_FINAL_SCORE = "##final score: "
+UMBRELA_JSON_SCORE = '{"O": '
+
+UMBRELA_ZEROSHOT_BING = (
+    "Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "
+    "meanings:\n"
+    "0 = represent that the passage has nothing to do with the query, \n"
+    "1 = represents that the passage seems related to the query but does not answer it, \n"
+    "2 = represents that the passage has some answer for the query, but the answer may be a bit unclear, or hidden "
+    "amongst extraneous information and \n"
+    "3 = represents that the passage is dedicated to the query and contains the exact answer.\n"
+    "\n"
+    "Important Instruction: Assign category 1 if the passage is somewhat related to the topic but not completely, "
+    "category 2 if passage presents something very important related to the entire topic but also has some extra "
+    "information and category 3 if the passage only and entirely refers to the topic. If none of the above "
+    "satisfies give it category 0.\n"
+    "\n"
+    "Query: {query}\n"
+    "Passage: {context}\n"
+    "\n"
+    "Split this problem into steps:\n"
+    "Consider the underlying intent of the search.\n"
+    "Measure how well the content matches a likely intent of the query (M).\n"
+    "Measure how trustworthy the passage is (T).\n"
+    "Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score "
+    "must be an integer value only.\n"
+    "Do not provide any code in result. Provide each score in the format of: ##final score: score without "
+    "providing any reasoning."
+)
+
+UMBRELA_FEWSHOT_BING = (
+    "Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "
+    "meanings:\n"
+    "0 = represent that the passage has nothing to do with the query, \n"
+    "1 = represents that the passage seems related to the query but does not answer it, \n"
+    "2 = represents that the passage has some answer for the query, but the answer may be a bit unclear, or hidden "
+    "amongst extraneous information and \n"
+    "3 = represents that the passage is dedicated to the query and contains the exact answer.\n"
+    "\n"
+    "Following are some of the examples of relevance categorizations for different categories:\n"
+    "\n"
+    "###\n"
+    "\n"
+    "query: anthropological definition of environment\n"
+    "passage: Abiotic factors are all of the non-living things in an environment. All biotic factors in an "
+    "environment are dependent upon the abiotic factors in an environment. Some examples of biotic factors in the "
+    "tropical rainforest are toucans, frogs, snakes, and lizards.Abiotic factors in the tropical rainforest "
+    "include humidity, soil composition, temperature, and sunlight.very environment contains what are called "
+    "'biotic' and 'abiotic' factors. In this lesson you will learn the definition and importance of abiotic "
+    "factors. You will also view some examples of abiotic factors that are present in the tropical rainforest.\n"
+    "\n"
+    "### Steps:\n"
+    "\n"
+    "1. **Consider the underlying intent of the search:**\n"
+    "   - The intent is to find the anthropological definition of \"environment,\" which implies looking for a "
+    "definition within the context of anthropology.\n"
+    "\n"
+    "2. **Measure how well the content matches a likely intent of the query (M):**\n"
+    "   - The passage discusses abiotic and biotic factors in an environment, specifically in a tropical "
+    "rainforest, but does not relate these concepts to anthropology or provide a definition within an "
+    "anthropological context.\n"
+    "\n"
+    "3. **Measure how trustworthy the passage is (T):**\n"
+    "   - The trustworthiness of the source cannot be determined from the passage alone.\n"
+    "\n"
+    "4. **Consider the aspects above and the relative importance of each, and decide on a final score (O):**\n"
+    "   - The passage does not directly address the anthropological definition of \"environment\" and is more "
+    "focused on ecological concepts. It does not provide relevant information for the query.\n"
+    "\n"
+    "##final score: 0\n"
+    "\n"
+    "###\n"
+    "\n"
+    "query: anthropological definition of environment\n"
+    "passage: Definition of Environment. Environment: The sum of the total of the elements, factors and conditions "
+    "in the surroundings which may have an impact on the development, action or survival of an organism or group "
+    "of organisms. Search MedTerms:\n"
+    "\n"
+    "### Steps:\n"
+    "1. **Consider the underlying intent of the search:**\n"
+    "   - The intent is to find the anthropological definition of \"environment,\" which implies looking for a "
+    "definition that is specifically framed within the context of anthropology.\n"
+    "\n"
+    "2. **Measure how well the content matches a likely intent of the query (M):**\n"
+    "   - The passage provides a general definition of \"environment\" but does not specifically address the "
+    "anthropological context.\n"
+    "\n"
+    "3. **Measure how trustworthy the passage is (T):**\n"
+    "   - The trustworthiness of the source cannot be determined from the passage alone. It mentions \"Search "
+    "MedTerms,\" which implies a medical terminology source that may not be directly relevant to anthropology.\n"
+    "\n"
+    "4. **Consider the aspects above and the relative importance of each, and decide on a final score (O):**\n"
+    "   - The passage is somewhat related to the query but does not meet the specific intent (anthropological "
+    "context) and the trustworthiness is ambiguous.\n"
+    "\n"
+    "##final score: 1\n"
+    "\n"
+    "###\n"
+    "\n"
+    "query: anthropological definition of environment\n"
+    "passage: Graduate Study in Anthropology. The graduate program in biological anthropology at CU Boulder offers "
+    "training in several areas, including primatology, human biology, and paleoanthropology. We share an interest "
+    "in human ecology, the broad integrative area of anthropology that focuses on the interactions of culture, "
+    "biology and the environment.\n"
+    "\n"
+    "### Steps:\n"
+    "\n"
+    "1. **Consider the underlying intent of the search:**\n"
+    "   - The intent is to find the anthropological definition of \"environment,\" implying a focus on how "
+    "anthropology defines and interprets the environment within its context.\n"
+    "\n"
+    "2. **Measure how well the content matches a likely intent of the query (M):**\n"
+    "   - The passage discusses human ecology, a broad area of anthropology that examines the interactions between "
+    "culture, biology, and the environment. This aligns well with the anthropological context of the environment.\n"
+    "\n"
+    "3. **Measure how trustworthy the passage is (T):**\n"
+    "   - The source refers to a graduate program at CU Boulder, a reputable institution, which indicates a high "
+    "level of trustworthiness.\n"
+    "\n"
+    "4. **Consider the aspects above and the relative importance of each, and decide on a final score (O):**\n"
+    "   - The passage is relevant and provides a contextual understanding of the environment in anthropology, "
+    "though it does not offer a precise definition. This makes it somewhat detailed and relevant, thus scoring "
+    "higher.\n"
+    "\n"
+    "##final score: 2\n"
+    "\n"
+    "###\n"
+    "\n"
+    "query: anthropological definition of environment\n"
+    "passage: Archaeology, which studies past human cultures through investigation of physical evidence, is "
+    "thought of as a branch of anthropology in the United States, although in Europe, it is viewed as a discipline "
+    "in its own right, or related to other disciplines.nvironmental anthropology is a sub-specialty within the "
+    "field of anthropology that takes an active role in examining the relationships between humans and their "
+    "environment across space and time.\n"
+    "\n"
+    "### Steps:\n"
+    "\n"
+    "1. **Consider the underlying intent of the search:**\n"
+    "   - The intent is to find the anthropological definition of \"environment,\" which means looking for an "
+    "explanation of how anthropology views and studies the environment.\n"
+    "\n"
+    "2. **Measure how well the content matches a likely intent of the query (M):**\n"
+    "   - The passage explicitly mentions \"environmental anthropology,\" a sub-specialty that examines the "
+    "relationships between humans and their environment, directly addressing the anthropological perspective on "
+    "the environment.\n"
+    "\n"
+    "3. **Measure how trustworthy the passage is (T):**\n"
+    "   - The passage appears to provide an academic and structured explanation of anthropology sub-fields, "
+    "indicating a trustworthy source, likely from an educational or scholarly background.\n"
+    "\n"
+    "4. **Consider the aspects above and the relative importance of each, and decide on a final score (O):**\n"
+    "   - The passage is directly relevant to the query, providing specific information about the field of "
+    "environmental anthropology and its focus on human-environment relationships, making it highly pertinent.\n"
+    "\n"
+    "##final score: 3\n"
+    "\n"
+    "###\n"
+    "\n"
+    "Important Instruction: Assign category 1 if the passage is somewhat related to the topic but not completely, "
+    "category 2 if passage presents something very important related to the entire topic but also has some extra "
+    "information and category 3 if the passage only and entirely refers to the topic. If none of the above "
+    "satisfies give it category 0.\n"
+    "\n"
+    "Query: {query}\n"
+    "Passage: {context}\n"
+    "\n"
+    "Split this problem into steps:\n"
+    "Consider the underlying intent of the search.\n"
+    "Measure how well the content matches a likely intent of the query (M).\n"
+    "Measure how trustworthy the passage is (T).\n"
+    "Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score "
+    "must be an integer value only.\n"
+    "Do not provide any code in result. Provide each score in the format of: ##final score: score without "
+    "providing any reasoning."
+)
+
+UMBRELA_PYPI_FEWSHOT_BING = (
+    "Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "
+    "meanings:\n"
+    "0 = represent that the passage has nothing to do with the query, \n"
+    "1 = represents that the passage seems related to the query but does not answer it, \n"
+    "2 = represents that the passage has some answer for the query, but the answer may be a bit unclear, or hidden "
+    "amongst extraneous information and \n"
+    "3 = represents that the passage is dedicated to the query and contains the exact answer.\n"
+    "\n"
+    "Following are some of the examples of relevance categorizations for different categories:\n"
+    "\n"
+    "\n"  # {examples}: none (few_shot_count 0)
+    "\n"
+    "Assume that you are writing a report on the subject of the topic. If you would use any of the information "
+    "contained in the passage in such a report, mark it 1. If the passage is primarily about the topic mark it 3, "
+    "or contains vital information about the topic, mark it 2. Otherwise, mark it 0.\n"
+    "\n"
+    "Query: {query}\n"
+    "Passage: {context}\n"
+    "\n"
+    "Split this problem into steps:\n"
+    "Consider the underlying intent of the search.\n"
+    "Measure how well the content matches a likely intent of the query (M).\n"
+    "Measure how trustworthy the web page is (T).\n"
+    "Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score "
+    "must be an integer value only.\n"
+    "Produce a JSON dictionary of scores without providing any reasoning."
+)
+
+
+def umbrela_upstream_text(prompt: PromptClass) -> str:
+    """A UMBRELA prompt's text as its upstream file has it (``{passage}``; ``{examples}`` where the file has it)."""
+    text = prompt.template.replace("{context}", "{passage}")
+    if prompt.version.startswith("pypi-"):
+        text = text.replace(":\n\n\n\nAssume", ":\n\n{examples}\n\nAssume", 1)
+    return text
+
+
+def _umbrela_prompts() -> list[PromptClass]:
+    src = f"castorini/umbrela src/umbrela/prompts/%s @{UMBRELA_COMMIT[:8]} (Apache-2.0)"
+    return [
+        PromptClass("UMBRELA", "v1", "direct", "query", UMBRELA_ZEROSHOT_BING, RATING_0_3,
+                    source=src % "qrel_zeroshot_bing.txt", answer_prefix=UMBRELA_FINAL_SCORE,
+                    description="UMBRELA zero-shot relevance (TREC RAG 2024's judge), 0-3, answer '##final score: N'"),
+        PromptClass("UMBRELA_few", "v1", "direct", "query", UMBRELA_FEWSHOT_BING, RATING_0_3,
+                    source=src % "qrel_fewshot_bing.txt", answer_prefix=UMBRELA_FINAL_SCORE,
+                    description="UMBRELA with its four fixed examples, 0-3, answer '##final score: N'"),
+        PromptClass("UMBRELA", "pypi-0.0.7", "direct", "query", UMBRELA_PYPI_FEWSHOT_BING, RATING_0_3,
+                    source="PyPI umbrela 0.0.7 umbrela/prompts/qrel_fewshot_bing.txt, no examples (Apache-2.0)",
+                    answer_prefix=UMBRELA_JSON_SCORE,
+                    description="UMBRELA as PyPI umbrela 0.0.7 ships it: 0-3, a JSON dictionary of scores ('O')"),
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------------
 # The registry.
 
 _REGISTRY: dict[str, dict[str, PromptClass]] = {}
@@ -745,6 +1003,8 @@ def validate_prompt(p: PromptClass) -> list[str]:
         problems.append(f"{p.kind} prompts label nuggets: item_kind must be nugget, got {p.item_kind!r}")
     if p.kind == "verification" and not p.answer_prompt:
         problems.append("verification prompts need answer_prompt (the extraction prompt whose answer is verified)")
+    if p.answer_prefix is not None and (not p.answer_prefix.strip() or not p.labels or p.kind == "extraction"):
+        problems.append("answer_prefix must be non-empty text, on a prompt with labels (not an extraction prompt)")
     return problems
 
 
@@ -872,7 +1132,7 @@ def render_repair(prompt: PromptClass, first_prompt: str, answer: str, problem: 
 
 _CUSTOM_KEYS = {
     "name", "version", "kind", "item_kind", "template", "labels", "passage_first_template",
-    "answer_check", "answer_prompt", "description", "instruction", "repair_template",
+    "answer_check", "answer_prompt", "description", "instruction", "repair_template", "answer_prefix",
 }
 
 
@@ -920,6 +1180,7 @@ def parse_custom_prompts(entries: Any, source: str) -> list[PromptClass]:
             instruction=entry.get("instruction"),
             repair_template=entry.get("repair_template",
                                       GENERATION_REPAIR_TEMPLATE if entry["kind"] == "generation" else None),
+            answer_prefix=entry.get("answer_prefix"),
         )
         errs = validate_prompt(p)
         problems.extend(f"{where}: {e}" for e in errs)
@@ -967,3 +1228,5 @@ for _p in _generation_prompts():
     register_prompt(_p, default=_p.version == "v1")
 for _p in _nugget_prompts():
     register_prompt(_p, default=True)
+for _p in _umbrela_prompts():
+    register_prompt(_p, default=_p.version == "v1")

@@ -149,6 +149,12 @@ def iter_answers(path: str | Path, max_words: int, probs: Problems) -> Iterator[
             yield AnswerPassage(run, qid, pid, rank, piece)
 
 
+def _kind(value: object) -> str:
+    """``3 (a number)``, ``'d3' (a string)``: what a malformed field holds, for a message."""
+    names = {int: "a number", float: "a number", str: "a string", dict: "an object", list: "a list", bool: "a boolean"}
+    return f"{value!r} ({names.get(type(value), type(value).__name__)})"[:80]
+
+
 def answer_citations(path: str | Path, problems: Problems) -> dict[str, int]:
     """The doc ids a TREC RAG 24 answers file cites, each with the first line citing it.
 
@@ -162,9 +168,18 @@ def answer_citations(path: str | Path, problems: Problems) -> dict[str, int]:
         answer = rec.get("answer")
         if not isinstance(answer, list):
             continue
+        who = f"(run {rec.get('run_id')!r}, query {rec.get('topic_id')!r})"
+        if refs is not None and not (isinstance(refs, list) and all(isinstance(r, str) for r in refs)):
+            problems.add(p, n, f"'references' {who} must be a list of doc ids (strings), got {_kind(refs)}",
+                         'write "references": ["doc-id", ...] (the documents the citations point to)')
+            refs = []
         refs = refs if isinstance(refs, list) else []
         for j, seg in enumerate(answer):
             cites = seg.get("citations") if isinstance(seg, dict) else None
+            if cites is not None and not isinstance(cites, list):
+                problems.add(p, n, f"'citations' of answer segment {j} {who} must be a list of indexes into "
+                             f"'references', got {_kind(cites)}", 'write "citations": [0, 2] (or [] for none)')
+                continue
             for c in cites if isinstance(cites, list) else []:
                 if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(refs):
                     problems.add(p, n, f"citation {c!r} of answer segment {j} (run {rec.get('run_id')!r}, query "

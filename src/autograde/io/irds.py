@@ -43,6 +43,28 @@ class DatasetNotLocalError(AutogradeError):
     """A step that must not download (``autograde validate``) needs dataset files that are not local yet."""
 
 
+class DatasetDownloadError(AutogradeError):
+    """ir_datasets could not get the files of a dataset (no network to its source, or a source that needs a login)."""
+
+
+def _downloading(ds: Any, data: DataConfig, entity: str, fn: Any) -> Any:
+    """``fn()``, where ir_datasets may download the ``entity`` of the dataset: a failure names what is not local,
+    where it goes, and the fix, instead of ir_datasets' own stack."""
+    try:
+        return fn()
+    except AutogradeError:
+        raise
+    except Exception as exc:
+        missing = [p for p, exists in entity_files(ds, entity) if not exists]
+        home = _ir_datasets().util.home_path()
+        cause = str(exc.args[0]) if isinstance(exc, RuntimeError) and exc.args else f"{type(exc).__name__}: {exc}"
+        raise DatasetDownloadError(
+            f"data.dataset {data.dataset}: ir_datasets could not download its {entity} ({cause[:200]}); not local: "
+            f"{', '.join(missing[:3]) or 'its source files'}{' ...' if len(missing) > 3 else ''} (fix: run once on a "
+            f"machine with internet (files go to {home}, or $IR_DATASETS_HOME), copy them there, or give the files "
+            f"yourself: data.queries / data.qrels / data.corpus)") from None
+
+
 def _ir_datasets() -> Any:
     try:
         import ir_datasets
@@ -164,6 +186,20 @@ def dataset_report(data: DataConfig) -> dict[str, Any]:
     return out
 
 
+def not_local_summary(data: DataConfig) -> str:
+    """What of ``data.dataset`` is not local yet and what its first use downloads (for ``autograde validate``)."""
+    ds = load_dataset(data)
+    parts = []
+    for entity in ENTITIES:
+        if ds.has(entity) and not is_local(ds, entity):
+            missing = [str(p) for p, exists in entity_files(ds, entity) if not exists]
+            parts.append(f"{entity} ({'; '.join(missing[:2]) or 'built on first use'}"
+                         f"{' ...' if len(missing) > 2 else ''})")
+    home = _ir_datasets().util.home_path()
+    return (f"data.dataset {data.dataset}: not local yet: {', '.join(parts)}; the first run that needs them downloads "
+            f"them through ir_datasets into {home} (set IR_DATASETS_HOME to put them elsewhere)") if parts else ""
+
+
 def query_text(query: Any, field: str, dataset_id: str) -> str:
     """The text of one ir_datasets query from the configured field."""
     if field not in query._fields:
@@ -263,14 +299,14 @@ def resolve_dataset(config: Config, download: bool = True) -> Config:
         path = folder / "queries.json"
         if not path.is_file():
             _fetch_note(ds, data, "queries", download)
-            _write_queries(ds, data, path)
+            _downloading(ds, data, "queries", lambda: _write_queries(ds, data, path))
         updates["queries"] = str(path)
     if need_qrels:
         if ds.has_qrels():
             path = folder / "qrels.txt"
             if not path.is_file():
                 _fetch_note(ds, data, "qrels", download)
-                _write_qrels(ds, data, path)
+                _downloading(ds, data, "qrels", lambda: _write_qrels(ds, data, path))
             updates["qrels"] = str(path)
         elif data.dataset_qrels == "required":
             raise ConfigError(f"data.dataset {data.dataset} has no qrels, and data.dataset_qrels is 'required' "
@@ -287,7 +323,7 @@ def docstore_texts(data: DataConfig, wanted: set[str], problems: Problems, downl
                      "give the passage texts in data.corpus")
         return {}
     _fetch_note(ds, data, "docs", download)
-    docs = ds.docs_store().get_many(sorted(wanted))
+    docs = _downloading(ds, data, "docs", lambda: ds.docs_store().get_many(sorted(wanted)))
     out: dict[str, str] = {}
     for doc_id, doc in docs.items():
         text = doc_text(doc)

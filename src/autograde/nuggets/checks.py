@@ -10,6 +10,7 @@ from autograde.core.errors import Problems
 if TYPE_CHECKING:
     from autograde.config.experiment import ConfigSource
     from autograde.config.model import Config
+    from autograde.config.nuggets import AssessorConfig
     from autograde.io.banks.model import Bank
 
 
@@ -25,6 +26,8 @@ def check_nugget_prompts(config: Config, src: ConfigSource, problems: Problems) 
     for k, a in enumerate(n.assessors):
         where = f"nuggets.assessors[{k}] ({a.name})"
         at = src.locate(("nuggets", "assessors", k, "prompt_class"))
+        if a.mode == "mapped" and a.grader in {g.name for g in config.graders}:
+            _check_mapped_thresholds(config, k, a, src, problems)
         if a.mode != "whole_answer" or a.backend is None or not backend(a.backend).language_model:
             continue
         try:
@@ -52,6 +55,21 @@ def check_nugget_prompts(config: Config, src: ConfigSource, problems: Problems) 
         if prompt.kind != "importance":
             problems.add(*src.locate(("nuggets", "importance", "prompt_class")), f"nuggets.importance: {prompt.config_name} is a {prompt.kind} prompt",
                          "use NuggetImportance ('autograde prompts --kind importance')")
+
+
+def _check_mapped_thresholds(config: Config, k: int, a: AssessorConfig, src: ConfigSource, problems: Problems) -> None:
+    """A mapped assessor's thresholds lie within its grader's grades (above them, no answer could be "support")."""
+    from autograde.config.checks import grade_range
+
+    rng = grade_range(config.grader(str(a.grader)))
+    if rng is None or a.thresholds is None:
+        return
+    lo, hi = rng
+    if a.thresholds[1] > hi:
+        problems.add(*src.locate(("nuggets", "assessors", k, "thresholds")),
+                     f"nuggets.assessors[{k}] ({a.name}): thresholds {list(a.thresholds)} lie above the grades of "
+                     f"grader {a.grader!r} ({lo}-{hi}): no answer could ever be 'support'",
+                     f"use thresholds up to {hi}")
 
 
 def check_nugget_bank(config: Config, banks: dict[str, Bank], problems: Problems) -> None:

@@ -10,6 +10,14 @@ Reference scorer output (``scripts/calculate_metrics.py``), one line per answer 
 mean under ``"qid": "all"``::
 
     {"qid": "q1", "strict_vital_score": 0.5, "strict_all_score": 0.5, "vital_score": 0.75, "all_score": 0.625}
+
+Files are read the way the reference scorer reads them: it needs ``qid`` and each nugget's ``importance`` and
+``assignment``, nothing else. An answer without ``answer_text`` (nuggetizer's own test record has none) or with
+an empty one (what its assigner writes for a run without an answer) is scored from its labels; a line without
+``run_id`` takes the file's stem as its run. The label ``"failed"``, which nuggetizer writes when an LLM call
+fails after its retries, is kept: as an assignment it earns no credit and still counts (the reference counts
+only ``support`` and ``partial_support``), as an importance it counts like ``okay`` (in All, not in Vital).
+:func:`reading_notes` says what of this a file held.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from autograde.core.text import atomic_write_text, iter_json_objects
 from autograde.grading.nugget_labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS
 from autograde.metrics.nuggets import ALL_QUERIES, MEASURES, REFERENCE_MEASURES, answer_scores, evaluation_table
 
+FAILED = "failed"
+"""The label nuggetizer writes for a nugget's importance or assignment when its LLM call failed after its retries."""
 ASSIGNMENT_FIX = ('one JSON object per line: {"qid", "run_id", "answer_text", "nuggets": [{"text", "importance", '
                   '"assignment"}]} (the TREC RAG assignment format)')
 
@@ -42,6 +52,8 @@ class AssignedAnswer:
     """(nugget text, importance, assignment) in the file's order."""
     query: str = ""
     line: int | None = None
+    missing: tuple[str, ...] = ()
+    """Fields the line did not have (``answer_text``, ``run_id``): read as empty text, the file's stem."""
 
     def labels(self) -> list[tuple[str, str]]:
         return [(imp, a) for _, imp, a in self.nuggets]
@@ -52,12 +64,12 @@ def _nugget_problem(n: Any, j: int) -> str | None:
         return f"nugget {j} is not an object {{text, importance, assignment}}"
     if not isinstance(n.get("text"), str) or not n["text"].strip():
         return f"nugget {j} has no text"
-    if n.get("importance") not in IMPORTANCE_LABELS:
+    if n.get("importance") not in (*IMPORTANCE_LABELS, FAILED):
         return (f"nugget {j} ({n['text'][:50]!r}) has importance {n.get('importance')!r}; valid: "
-                f"{', '.join(IMPORTANCE_LABELS)}")
-    if n.get("assignment") not in ASSIGNMENT_LABELS:
+                f"{', '.join(IMPORTANCE_LABELS)} (or {FAILED!r}, nuggetizer's label for a failed call)")
+    if n.get("assignment") not in (*ASSIGNMENT_LABELS, FAILED):
         return (f"nugget {j} ({n['text'][:50]!r}) has assignment {n.get('assignment')!r}; valid: "
-                f"{', '.join(ASSIGNMENT_LABELS)}")
+                f"{', '.join(ASSIGNMENT_LABELS)} (or {FAILED!r}, nuggetizer's label for a failed call)")
     return None
 
 
@@ -67,7 +79,8 @@ def read_assignments(path: str | Path, problems: Problems | None = None, *, nugg
 
     ``queries`` (known query ids) and ``nuggets`` (query id -> known nugget item ids, ``query_id/md5(text)``) make
     a line naming another query, or a nugget not in the bank for its query, a problem too. A line without
-    ``run_id`` takes the file's stem (as the reference assigner names runs).
+    ``run_id`` takes the file's stem (as the reference assigner names runs); one without ``answer_text`` (or with
+    null) is read with empty text, as the reference scorer never reads the text (:func:`reading_notes` counts both).
     """
     own = problems is None
     probs = problems if problems is not None else Problems()
@@ -82,10 +95,13 @@ def read_assignments(path: str | Path, problems: Problems | None = None, *, nugg
             continue
         qid = str(qid)
         run = str(rec.get("run_id") or Path(p).name.split(".")[0])
+        missing = tuple(k for k in ("answer_text", "run_id") if rec.get(k) is None)
         text = rec.get("answer_text")
-        if not isinstance(text, str) or not text.strip():
-            probs.add(p, n, f"the answer of run {run!r} to query {qid!r} has no text ('answer_text' is missing or "
-                      "empty)", "give the answer's text in 'answer_text', or remove the line")
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            probs.add(p, n, f"'answer_text' of run {run!r} to query {qid!r} is {type(text).__name__} {text!r}, "
+                      "not a string", "give the answer's text as a string (or leave 'answer_text' out)")
             continue
         if known_queries and qid not in known_queries:
             probs.add(p, n, f"query {qid!r} is not a known query", "fix the qid, or add the query (and its nuggets)")
@@ -95,7 +111,7 @@ def read_assignments(path: str | Path, problems: Problems | None = None, *, nugg
                       "keep one answer per run and query")
             continue
         seen[(run, qid)] = n
-        answer = AssignedAnswer(run, qid, text, query=str(rec.get("query") or ""), line=n)
+        answer = AssignedAnswer(run, qid, text, query=str(rec.get("query") or ""), line=n, missing=missing)
         bad = False
         for j, nug in enumerate(items):
             problem = _nugget_problem(nug, j)
@@ -112,6 +128,44 @@ def read_assignments(path: str | Path, problems: Problems | None = None, *, nugg
     if own:
         probs.raise_if_any()
     return out
+
+
+def reading_notes(answers: list[AssignedAnswer]) -> list[str]:
+    """What of ``answers`` was read in a way the file did not spell out: answers without (or with empty)
+    ``answer_text``, lines without ``run_id``, and nuggetizer's ``"failed"`` labels, each with how it was scored.
+
+    >>> a = AssignedAnswer("r", "q1", "", [("Bees make honey", "vital", FAILED)], missing=("answer_text",))
+    >>> for line in reading_notes([a]):
+    ...     print(line.split(":")[0])
+    1 of 1 answers have no 'answer_text'
+    1 nuggets assigned 'failed' (nuggetizer's label when the assigner's call failed) in 1 answers
+    """
+    total = len(answers)
+    notes = []
+    no_text = sum(1 for a in answers if "answer_text" in a.missing)
+    empty = sum(1 for a in answers if "answer_text" not in a.missing and not a.answer_text.strip())
+    no_run = [a for a in answers if "run_id" in a.missing]
+    if no_text:
+        notes.append(f"{no_text} of {total} answers have no 'answer_text': scored from their nuggets' labels, as the "
+                     "reference scorer does (it never reads the text)")
+    if empty:
+        notes.append(f"{empty} of {total} answers have an empty 'answer_text' (nuggetizer's assigner writes that for "
+                     "a run without an answer to the query): scored from their nuggets' labels")
+    for label, what, how in (("assignment", "assigned", "scored as not_support (no credit, still counted in All and, "
+                              "if vital, in Vital), as the reference scorer does"),
+                             ("importance", "of importance", "scored as okay (counted in All, not in Vital; weight "
+                              "0.5 in Weighted), as the reference scorer counts every nugget that is not vital")):
+        k = 2 if label == "assignment" else 1
+        hits = [sum(1 for nug in a.nuggets if nug[k] == FAILED) for a in answers]
+        if sum(hits):
+            role = "assigner" if label == "assignment" else "importance"
+            notes.append(f"{sum(hits)} nuggets {what} {FAILED!r} (nuggetizer's label when the {role}'s call failed) "
+                         f"in {sum(1 for h in hits if h)} answers: {how}")
+    if no_run:
+        names = sorted({a.run for a in no_run})
+        notes.append(f"{len(no_run)} of {total} lines have no 'run_id': their run is named after the file "
+                     f"({', '.join(map(repr, names))})")
+    return notes
 
 
 def assignment_line(answer: AssignedAnswer) -> str:
@@ -164,15 +218,40 @@ def read_reference_scores(path: str | Path, problems: Problems | None = None) ->
     return pd.DataFrame(rows, columns=["line", "query_id", "measure", "value"])
 
 
-def compare_scores(ours: pd.DataFrame, theirs: pd.DataFrame) -> dict[str, Any]:
-    """Line-by-line comparison of two reference-format score tables (see :func:`read_reference_scores`): the
-    largest absolute difference per measure, and lines or measures present on one side only."""
+SHOWN = 5
+"""How many one-sided answers and differing values :func:`compare_scores` shows (it counts all of them)."""
+
+
+def compare_scores(ours: pd.DataFrame, theirs: pd.DataFrame, tolerance: float = 1e-12) -> dict[str, Any]:
+    """Line-by-line comparison of two reference-format score tables (see :func:`read_reference_scores`).
+
+    Compared are the values both sides have (same line, query and measure). A measure only one side writes (our
+    ``--weighted`` scores, which the reference scorer has not) is listed, not a disagreement. An answer line only
+    one side has is counted (the first few shown) and is a disagreement: the files did not score the same
+    answers. ``agree``: something was compared, every shared value is within ``tolerance`` and no answer is on
+    one side only.
+    """
     key = ["line", "query_id", "measure"]
     m = ours.merge(theirs, on=key, how="outer", suffixes=("_ours", "_theirs"), indicator=True)
     both = m[m["_merge"] == "both"]
     diff = (both["value_ours"] - both["value_theirs"]).abs()
     per = {str(k): float(v) for k, v in diff.groupby(both["measure"]).max().items()}
-    return {"compared": int(len(both)), "max_abs_diff": float(diff.max()) if len(diff) else 0.0,
-            "max_abs_diff_per_measure": per,
-            "only_ours": m[m["_merge"] == "left_only"][key].to_dict("records"),
-            "only_theirs": m[m["_merge"] == "right_only"][key].to_dict("records")}
+    worst = both.assign(diff=diff)[diff > tolerance].sort_values(["diff", "line"], ascending=[False, True])
+    answers_o, answers_t = (set(map(tuple, df[["line", "query_id"]].drop_duplicates().to_numpy().tolist()))
+                            for df in (ours, theirs))
+    measures_o, measures_t = set(ours["measure"]), set(theirs["measure"])
+
+    def one_sided(keys: set[tuple[Any, ...]]) -> dict[str, Any]:
+        first = sorted(keys)[:SHOWN]
+        return {"count": len(keys), "first": [{"line": int(n), "query_id": str(q)} for n, q in first]}
+
+    only_o, only_t = one_sided(answers_o - answers_t), one_sided(answers_t - answers_o)
+    max_diff = float(diff.max()) if len(diff) else 0.0
+    return {"agree": bool(len(both)) and max_diff <= tolerance and not only_o["count"] and not only_t["count"],
+            "compared": int(len(both)), "tolerance": tolerance, "max_abs_diff": max_diff,
+            "max_abs_diff_per_measure": per, "above_tolerance": int(len(worst)),
+            "largest_differences": [{"line": int(r.line), "query_id": str(r.query_id), "measure": str(r.measure),
+                                     "ours": float(r.value_ours), "theirs": float(r.value_theirs)}
+                                    for r in worst.head(SHOWN).itertuples()],
+            "measures_only_ours": sorted(measures_o - measures_t), "measures_only_theirs": sorted(measures_t - measures_o),
+            "answers_only_ours": only_o, "answers_only_theirs": only_t}

@@ -29,6 +29,13 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def rank(x: Any) -> str:
+    """A rank: ``1``, ``2.5`` for the average rank of ties (never ``1.0``); a dash where there is none."""
+    if x is None or x is pd.NA or (isinstance(x, float | np.floating) and math.isnan(x)):
+        return "–"
+    return f"{float(x):g}"
+
+
 def json_script(data: Any) -> Markup:
     """JSON safe to embed in ``<script type="application/json">`` (no ``</script>`` can close it)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -41,6 +48,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "svg"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["fmt"] = fmt
+    env.filters["rank"] = rank
     env.filters["json_script"] = json_script
     return env
 

@@ -263,14 +263,28 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     from autograde.reports.nugget_pages import build_nugget_pages
 
     nuggets = build_nugget_pages(res, out, common, queries, _write, stats, slug)
+    reproduction = _reproduction_page(lay, out, stats)
+    from autograde.reports.judge_card import build_judge_cards
+
+    common["judges"] = build_judge_cards(res, out, common, graders, _write, stats)  # judge cards (audit files)
     _write(out / "index.html", render_page(
-        "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, correlation=_correlation_rows(corr, methods),
+        "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, reproduction=reproduction,
+        correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
         n_systems=len(next(iter(human.values()))) if human else None), stats)
     for g in data:
         _grader_pages(out, g, queries, pool_text, pool_systems, cfg, thresholds, common,
                       _correlation_rows(corr[corr["grader"] == g.name], methods) if len(corr) else [], stats)
     return stats
+
+
+def _reproduction_page(lay: Layout, out: Path, stats: dict[str, Any]) -> str | None:
+    """The papers' tables (``make reproduce``), copied into the site when they were built before it; its link."""
+    page = Path(lay.reproduction("index.html"))
+    if not page.is_file():
+        return None
+    _write(out / "reproduction.html", page.read_text(encoding="utf-8"), stats)
+    return "reproduction.html"
 
 
 def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: dict[tuple[str, str], str],
@@ -296,7 +310,9 @@ def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: 
     hrefs = {q["id"]: q["href"] for q in qrows}
     impact = g.impact.copy()
     if len(impact):
-        impact = impact.sort_values(["kendall", "max_rank_shift"], ascending=[True, False], kind="mergesort").head(50)
+        changed = (impact["kendall"] < 1.0) | (impact["max_rank_shift"] > 0) | impact["kendall"].isna()
+        impact = impact[changed].sort_values(["kendall", "max_rank_shift"], ascending=[True, False],
+                                             kind="mergesort").head(50)
         impact["item_text"] = impact["item_id"].map(texts)
     spurious = g.spurious.sort_values(["threshold", "count"], ascending=[True, False], kind="mergesort").head(100) \
         if len(g.spurious) else g.spurious

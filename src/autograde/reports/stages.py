@@ -233,7 +233,9 @@ def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str
         res = correlate(per_q, official, methods, rc.bootstrap_samples, rc.bootstrap_seed, rc.confidence)
         plot = correlation_plot_path(results, src["grader"], src["qrels"], src["measure"])
         pts = [Point(s, float(official[s]), v) for s, v in sorted(res.scores.items())]
-        sub = " · ".join(f"{m} {res.point[m]:.3f}" for m in methods if res.point[m] == res.point[m])
+        sub = " · ".join(f"{m} {res.point[m]:.3f}" for m in methods if res.point[m] == res.point[m]) or (
+            f"correlation undefined: {len(pts)} system(s) shared with the official leaderboard"
+            + (", all with the same score" if len(pts) > 1 else ""))
         Path(plot).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(plot, scatter_svg(pts, f"{src['grader']} {src['qrels']} {src['measure']}",
                                             "official rank (best at the right)", f"{src['measure']} (autograded)"

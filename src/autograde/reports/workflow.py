@@ -75,6 +75,9 @@ class ReportRules:
         from autograde.nuggets.workflow import nugget_targets
 
         inputs["nuggets"] = nugget_targets(self.config)  # the nugget pages (when nuggets: is configured)
+        from autograde.config.audit import audit_targets
+
+        inputs["audit"] = audit_targets(self.config)  # the judge cards (when audit: is configured)
         if self.config.data.official_leaderboard:
             inputs["correlation"] = lay.reports("correlation.tsv")
             inputs["official"] = self.config.data.official_leaderboard

@@ -148,9 +148,9 @@ def _diff(c: Cell, digits: int) -> str:
 
 
 def shown_why(c: Cell, t: TableComparison) -> str:
-    """The cell's why line as shown: empty where the table's state says it all (input missing, not public),
-    "as above" where it is the table's own line (printed once above the table)."""
-    if not c.why or c.outcome not in (SAME, DIFFERS, OURS_ONLY, NOT_COMPUTED):
+    """The cell's why line as shown: "as above" where it is the table's own line (printed once above the table),
+    else its own; empty only where there is nothing to say (a same value)."""
+    if not c.why:
         return ""
     return "as above" if c.why == t.table.why else c.why
 

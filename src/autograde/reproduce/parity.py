@@ -29,6 +29,10 @@ EQUAL_COLUMN = "values equal at 4 decimals"
 """Column of the per-case count of equal values (its ``reference`` is the number of values compared)."""
 
 
+TEXT_MEASURES = ("runid", "relstring")
+"""trec_eval measures printed as text, not numbers (``relstring_20`` too)."""
+
+
 def read_golden(path: str | Path) -> dict[str, dict[str, str]]:
     """A trec_eval ``-q`` output -> {query id or 'all': {measure: printed value}}."""
     from autograde.core.errors import Problems
@@ -43,7 +47,15 @@ def read_golden(path: str | Path) -> dict[str, dict[str, str]]:
             problems.add(path, n, f"expected 'measure<TAB>query<TAB>value', got {len(parts)} field(s)",
                          "give trec_eval's own output")
             continue
-        out.setdefault(parts[1], {})[parts[0]] = parts[2]
+        measure, qid, value = parts
+        if not measure.startswith(TEXT_MEASURES):
+            try:
+                float(value)
+            except ValueError:
+                problems.add(path, n, f"value {value!r} of {measure} for query {qid!r} is not a number",
+                             "give trec_eval's own output (restore the file from trec_eval's test/ folder)")
+                continue
+        out.setdefault(qid, {})[measure] = value
     problems.raise_if_any()
     return out
 

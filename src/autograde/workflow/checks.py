@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograde.config.checks import check_config, grade_range
+from autograde.config.checks import check_config, check_files_exist, grade_range
 from autograde.config.experiment import ConfigSource
 from autograde.core.errors import AutogradeError, Problems
 from autograde.core.ids import content_hash
@@ -68,6 +68,38 @@ def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, pro
                      "or null for no p-values")
 
 
+def check_nugget_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, problems: Problems) -> None:
+    """``nuggets.baseline`` is one of the RAG runs (found before any job, not at the last one after all grading)."""
+    baseline = config.nuggets.baseline if config.nuggets is not None else None
+    if not baseline or inputs is None or inputs.answer_passages.empty:
+        return
+    answer_ids = set(inputs.answer_passages["passage_id"])  # the answers' passages are ranked by their run
+    runs = sorted(set(inputs.rankings.loc[inputs.rankings["passage_id"].isin(answer_ids), "run"]))
+    if baseline not in runs:
+        import difflib
+
+        close = difflib.get_close_matches(baseline, runs, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        problems.add(*src.locate(("nuggets", "baseline")), f"nuggets.baseline {baseline!r} is not a RAG run of "
+                     "data.answers", f"{hint}name one of {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, "
+                     "or null for no p-values")
+
+
+def resolve_dataset_at(config: Config, source: str | ConfigSource, download: bool = True) -> Config:
+    """:func:`autograde.io.irds.resolve_dataset`, with a problem of ``data.dataset`` (an unknown id, a download that
+    failed) named by the config file and the line of its key. A dataset that is not local where downloads are not
+    allowed (``download=False``) still raises :class:`~autograde.io.irds.DatasetNotLocalError`."""
+    from autograde.config.experiment import located
+    from autograde.io.irds import DatasetNotLocalError, resolve_dataset
+
+    try:
+        return resolve_dataset(config, download=download)
+    except DatasetNotLocalError:
+        raise
+    except AutogradeError as exc:
+        raise located(source, ("data", "dataset"), exc) from None
+
+
 def check_pool_text(config: Config, inputs: Inputs, problems: Problems) -> int:
     """Every passage the pool will grade has text (the corpus is read for exactly those ids). Returns the pool size."""
     from autograde.core.errors import InputError
@@ -93,9 +125,30 @@ def check_generation(config: Config, problems: Problems) -> None:
 
     g = config.metrics.generation
     try:
-        read_generation_data(config.data.generation, g.gold_key, g.pred_key)
+        data = read_generation_data(config.data.generation, g.gold_key, g.pred_key)
     except AutogradeError as exc:
         problems.items.extend(getattr(exc, "problems", []))
+        return
+    empty = [where for where, golds in zip(data.where, data.golds, strict=True) if not golds]
+    if empty:  # the reference server scores them 0 in every metric: said before any work, not only in the job's log
+        logger.warning("%d item(s) have an empty %r list and score 0 in every generation metric: %s%s (fix: give each "
+                       "item its gold answers, or remove it)", len(empty), g.gold_key, ", ".join(empty[:10]),
+                       " ..." if len(empty) > 10 else "")
+
+
+def check_spurious_levels(config: Config, inputs: Inputs, src: ConfigSource) -> None:
+    """Every judgment level of ``reports.spurious_judgments`` occurs in the human qrels (a level no judgment has
+    counts nothing: the spurious-entries report would be empty for a reason nobody sees)."""
+    if not config.reports.enabled or inputs.judgments.empty:
+        return
+    present = sorted({int(r) for r in inputs.judgments["relevance"]})
+    absent = [lv for lv in config.reports.spurious_judgments if lv not in present]
+    if absent:
+        path, line = src.locate(("reports", "spurious_judgments"))
+        logger.warning("%s:%s: reports.spurious_judgments %s: no judgment of %s has level %s, so no passage counts "
+                       "for spurious entries at it (judged levels: %s; fix: use judged levels, e.g. [0])", path,
+                       line or "?", list(config.reports.spurious_judgments), config.data.qrels,
+                       " or ".join(map(str, absent)), ", ".join(map(str, present)))
 
 
 def check_official_leaderboard(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> None:
@@ -164,8 +217,9 @@ def check_citations(config: Config, problems: Problems) -> None:
     for path in expand_globs(config.data.answers):
         for doc_id, line in answer_citations(path, problems).items():
             cited.setdefault(doc_id, (path, line))
-    if not cited or not (config.data.corpus or config.data.dataset):
-        return
+    cache = Path(config.grading.cache_dir)
+    if not cited or not (config.data.corpus or config.data.dataset) or (cache.exists() and not cache.is_dir()):
+        return  # an unusable cache folder is reported by the config checks; the corpus index lives there
     from autograde.corpus.passages import lookup_passages, passage_source
     from autograde.io.irds import DatasetNotLocalError
 
@@ -206,7 +260,8 @@ def _stamp_path(config: Config) -> Path:
     return Path(CacheLayout.of(config.grading.cache_dir).check_stamp(key))
 
 
-def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False) -> CheckReport:
+def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False,
+                     models: bool = True) -> CheckReport:
     """Run every check; raise one :class:`InputError` with all problems. ``cached``: skip when unchanged.
 
     ``source`` is the config file (or its :class:`~autograde.config.experiment.ConfigSource`), so that problems of
@@ -225,16 +280,24 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
 
     dataset = None
     if config.data.dataset:
-        from autograde.io.irds import DatasetNotLocalError, dataset_report, resolve_dataset
+        from autograde.config.experiment import located
+        from autograde.io.irds import DatasetNotLocalError, dataset_report
 
-        dataset = dataset_report(config.data)
         try:
-            config = resolve_dataset(config, download=False)
+            dataset = dataset_report(config.data)
+        except AutogradeError as exc:
+            raise located(src, ("data", "dataset"), exc) from None
+        try:
+            config = resolve_dataset_at(config, src, download=False)
         except DatasetNotLocalError as exc:
-            logger.warning("%s: %s checked its config only (run it again once the files are local)", exc, src.path)
+            from autograde.io.irds import not_local_summary
+
+            logger.warning("%s: %s; validate checked the config only (run it again once the files are local: %s)",
+                           src.path, not_local_summary(config.data) or exc, exc)
             return CheckReport({}, dataset=dataset)
     problems = Problems()
-    check_config(config, src, problems)
+    check_config(config, src, problems, models=models)
+    missing = check_files_exist(config, src, problems)
     queries = read_queries(config.data.queries_file, Problems())  # its problems come from ingest below
     from autograde.banks.checks import check_bank_generation
     from autograde.config.banks import banks_read_at_parse_time
@@ -244,13 +307,17 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     check_gold_answers(config, banks, src, problems)
     inputs = ingest(config, problems)
     check_baseline(config, inputs, src, problems)
+    check_nugget_baseline(config, inputs, src, problems)
     check_official_leaderboard(config, inputs, src, problems)
+    check_spurious_levels(config, inputs, src)
     check_generation(config, problems)
     check_citations(config, problems)
     from autograde.nuggets.checks import check_nuggets
 
     check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
     pool = check_pool_text(config, inputs, problems) if not problems else 0
+    # a configured file that is missing is named once, by its config key (not again by its reader)
+    problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
     problems.raise_if_any()
     counts = {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
               "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool,

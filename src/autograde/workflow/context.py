@@ -50,9 +50,9 @@ class WorkflowContext:
         raw, source = resolve_workflow_config(given, configfiles, command_line)
         config = validate_config(raw, source)
         if config.data.dataset:  # the dataset's queries and qrels as files, named in the config every job sees
-            from autograde.io.irds import resolve_dataset
+            from autograde.workflow.checks import resolve_dataset_at
 
-            config = resolve_dataset(config)
+            config = resolve_dataset_at(config, source)
             raw = {**raw, "data": {**raw["data"], "queries": config.data.queries, "qrels": config.data.qrels}}
         given.clear()
         given.update(raw)
@@ -180,6 +180,9 @@ class WorkflowContext:
         from autograde.nuggets.workflow import nugget_targets
 
         out += nugget_targets(self.config)  # nugget scores of the RAG answers (when configured)
+        from autograde.config.audit import audit_targets
+
+        out += audit_targets(self.config)  # judge audit: meta-evaluation, robustness (when configured)
         return out
 
 

@@ -296,7 +296,7 @@ def check_inputs(config: Config) -> tuple[Inputs | None, list[Check]]:
     from autograde.workflow.checks import check_experiment
 
     try:
-        report = check_experiment(config)
+        report = check_experiment(config, models=False)  # the model checks are doctor's own (same verdict)
     except InputError as exc:
         return None, [Check("inputs", "fail", str(exc), "fix the files and lines listed above")]
     text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in report.counts.items())

@@ -163,6 +163,10 @@ def read_nuggetizer(path: str, report: ConversionReport) -> list[RawQuery]:
                 items.append(RawItem(n, "nugget", w))
             elif isinstance(n, dict):
                 info = {k: n[k] for k in ("importance",) if n.get(k) is not None}
+                if info.get("importance") == "failed":  # nuggetizer's label for a failed LLM call: not an importance
+                    del info["importance"]
+                    report.notes["importance 'failed' (nuggetizer's failed call) not kept: the nugget has none; "
+                                 "set it with bank set-importance or let nuggets.importance label it"] += 1
                 extra = sorted(set(n) - {"text", "importance"})
                 if extra:
                     report.notes[f"nugget fields not kept: {', '.join(extra)}"] += 1
