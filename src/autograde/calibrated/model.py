@@ -170,7 +170,7 @@ def load_calibrated_model(folder: str | Path) -> CalibratedQrelsModel:
         problems.add(path, None, f"the model's file {Path(exc.filename or '?').name} is missing from {folder}", fix)
     except (TypeError, ValueError, AttributeError, IndexError, RuntimeError, EOFError, pickle.UnpicklingError,
             OSError) as exc:
-        problems.add(path, None, f"a damaged model: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                     fix)
+        first = str(exc).splitlines()[0].split(". ")[0] if str(exc) else ""
+        problems.add(path, None, f"a damaged model: {type(exc).__name__}: {first}", fix)
     problems.raise_if_any()
     raise AssertionError("unreachable")
