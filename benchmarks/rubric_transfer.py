@@ -1,20 +1,12 @@
-"""Benchmark of calibration that transfers (issue 19): calibrated qrels on DL20 and LLM-RUBRIC's Table 1.
+"""Benchmark of LLM-RUBRIC's Table 1 in both protocols (calibrated qrels on DL20: benchmarks/rubric_calibrated.py).
 
-    .venv/bin/python benchmarks/rubric_transfer.py qrels              # DL20: every estimator, 5 folds, apply check
     .venv/bin/python benchmarks/rubric_transfer.py dialogue            # Table 1: CV, 80/20 dialogues, unseen judges
-
-``qrels``: the eight released DL20 prompt qrels as sources, official qrels level >= 2 as relevant, 5 folds grouped
-by query (seed 0), default estimators (logistic and ordinal logistic for every C, the network, a 5-seed ensemble;
-selected by an inner grouped CV); every fold's model is saved and applied to the held-out queries' sources by
-``autograde rubric calibrate-qrels apply`` in a fresh process, whose labels must equal the in-process ones. Prints
-kappa per fold and overall for every estimator and every single source, the label distribution, and the time of one
-fit per estimator kind against the logistic regression measured in the same run.
 
 ``dialogue``: LLM-RUBRIC's synthetic data. (1) Table 1 of 5-fold CV grouped by dialogue; (2) train on 80% of the
 dialogues, test on the unseen 20% through ``autograde rubric evaluate --train A --test B`` (one split per seed);
 (3) unseen judges: train on the annotations of 80% of the judges, test on the others'. The splits over ``--seeds``
 seeds (10), the cross-validation over ``--cv-seeds`` (3: it fits 25 networks per seed); per seed, the network against the per-judge-mean baseline (paired swap permutation test on
-squared error). Fit time of the network against the judge-mean baseline's in the same run.
+squared error). The fit time is benchmarks/rubric.py's (docs/generated/rubric_timing.md).
 
 Writes Markdown under ``--out`` (default docs/generated/), which docs/rubric.md quotes (a test checks the quotes).
 """
@@ -22,13 +14,9 @@ Writes Markdown under ``--out`` (default docs/generated/), which docs/rubric.md 
 from __future__ import annotations
 
 import argparse
-import glob
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -45,59 +33,6 @@ def _write(out: Path, name: str, text: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / name).write_text(text)
     print(text)
-
-
-def qrels(out: Path) -> None:
-    from autograde.calibrated.cv import cross_validate_qrels, query_folds
-    from autograde.calibrated.estimators import LogisticEstimator, NetworkEstimator
-    from autograde.calibrated.features import features_from_sources
-    from autograde.calibrated.fit import training_rows
-    from autograde.calibrated.report import cv_markdown
-    from autograde.config.rubric import CalibratedQrelsConfig
-    from autograde.io.trec import read_qrels, write_qrels
-
-    sources = sorted(glob.glob(str(DL20 / "autograded-qrels" / "*.qrel")))
-    cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(DL20 / "qrels.dl20-passage.txt")})
-    features = features_from_sources(sources, cfg)
-    judgments = read_qrels(cfg.judgments)
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        labels, report, _ = cross_validate_qrels(cfg, features, judgments, models_dir=tmp)
-        t_cv = time.perf_counter() - t0
-        fold_of = query_folds(features, judgments, cfg.folds, cfg.seed)
-        identical = []
-        for f in range(cfg.folds):
-            held = Path(tmp) / f"sources-{f}"
-            held.mkdir()
-            for s in sources:
-                write_qrels(held / Path(s).name, {q: d for q, d in read_qrels(s).items() if fold_of[q] == f})
-            args = [a for s in sources for a in ("--source", str(held / Path(s).name))]
-            run = subprocess.run([sys.executable, "-m", "autograde.cli", "rubric", "calibrate-qrels", "apply",
-                                  "--model", f"{tmp}/fold-{f}", *args, "--out", f"{tmp}/applied-{f}.qrels",
-                                  "--report", f"{tmp}/applied-{f}.json", "--threads", "1", "--quiet"],
-                                 capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-            assert run.returncode == 0, run.stderr[-2000:]
-            applied = read_qrels(f"{tmp}/applied-{f}.qrels")
-            expected = {q: d for q, d in labels.items() if fold_of[q] == f}
-            identical.append(applied == expected)
-    data = training_rows(features, judgments, list(cfg.levels), cfg.judgments)
-    x, y, g = features.matrix[data.rows], data.answers, data.groups
-    timings = {}
-    for name, make in (("logistic C=1 (baseline)", lambda: LogisticEstimator(4, 1.0)),
-                       ("ordinal_logistic C=1", lambda: LogisticEstimator(4, 1.0, True)),
-                       ("network", lambda: NetworkEstimator(4, cfg.network, (0,))),
-                       ("ensemble of 5", lambda: NetworkEstimator(4, cfg.network, tuple(range(5))))):
-        t0 = time.perf_counter()
-        make().fit(x, y, g)
-        timings[name] = time.perf_counter() - t0
-    base = timings["logistic C=1 (baseline)"]
-    lines = [cv_markdown(report), f"Fresh-process `apply` of every fold's model to the held-out queries' sources: "
-             f"labels identical to the cross-validation's in {sum(identical)} of {len(identical)} folds. "
-             f"Whole cross-validation: {t_cv:.0f} s.", "",
-             "| estimator: one fit on all 11,386 judged passages | seconds | ratio to logistic |", "|---|---|---|"]
-    lines += [f"| {n} | {t:.2f} | {t / base:.1f} |" for n, t in timings.items()]
-    _write(out, "calibrated_qrels_dl20.md", "\n".join(lines) + "\n")
-    (out / "calibrated_qrels_dl20.json").write_text(json.dumps(report, indent=1, sort_keys=True, default=str))
 
 
 def _split_configs(tmp: Path, data, train_rows: np.ndarray, test_rows: np.ndarray, name: str,
@@ -134,6 +69,10 @@ def _transfer(cfg_a: Path, cfg_b: Path, seed: int, out: Path) -> dict:
     return json.loads(out.read_text())
 
 
+def _n(value: float, digits: int) -> str:
+    return "n/a" if value != value else f"{value:.{digits}f}"
+
+
 def _pooled(reports: list[dict], title: str) -> str:
     """Table 1 over the seeds (each seed its own split) and the network vs judge-mean test per seed."""
     from autograde.rubric.table1 import table1_markdown
@@ -143,8 +82,8 @@ def _pooled(reports: list[dict], title: str) -> str:
     seeds = [r["table1"]["seeds"][0] for r in reports]
     scores = [{s: {m: float("nan") if v is None else v for m, v in sc.items()} for s, sc in
                r["table1"]["per_seed"][0]["scores"].items()} for r in reports]  # JSON null = NaN
-    summary = {s: {m: {"mean": float(np.nanmean([sc[s][m] for sc in scores])),
-                       "std": float(np.nanstd([sc[s][m] for sc in scores], ddof=1))}
+    summary = {s: {m: {"mean": float(np.mean([sc[s][m] for sc in scores])),  # NaN when any seed's is undefined
+                       "std": float(np.std([sc[s][m] for sc in scores], ddof=1))}
                    for m in ("rmse", "pearson", "spearman", "kendall")} for s in systems}
     table = {**t1, "seeds": seeds, "summary": summary, "marks": {"rmse": {}, "pearson": {}},
              "rows": round(float(np.mean([r["table1"]["rows"] for r in reports])))}
@@ -155,9 +94,9 @@ def _pooled(reports: list[dict], title: str) -> str:
         test = {m: float("nan") if v is None else v
                 for m, v in r["table1"]["per_seed"][0]["tests"].get("network vs judge_mean", {}).items()}
         lines.append(f"| {r['table1']['seeds'][0]} | {r['table1']['rows']} | {r['unseen_judge_rows']} | "
-                     f"{sc['network']['pearson']:.3f} | {sc['judge_mean']['pearson']:.3f} | {sc['network']['rmse']:.3f} "
-                     f"| {sc['judge_mean']['rmse']:.3f} | {test.get('rmse', float('nan')):.4f} | "
-                     f"{test.get('pearson', float('nan')):.4f} |")
+                     f"{_n(sc['network']['pearson'], 3)} | {_n(sc['judge_mean']['pearson'], 3)} | "
+                     f"{_n(sc['network']['rmse'], 3)} | {_n(sc['judge_mean']['rmse'], 3)} | "
+                     f"{_n(test.get('rmse', float('nan')), 4)} | {_n(test.get('pearson', float('nan')), 4)} |")
     wins = sum(sc["network"]["pearson"] > sc["judge_mean"]["pearson"] for sc in scores)
     sig = sum(r["table1"]["per_seed"][0]["tests"]["network vs judge_mean"]["rmse"] < 0.05 for r in reports)
     lines += ["", f"Network above the per-judge mean (Pearson) in {wins} of {len(reports)} seeds; p < 0.05 (squared "
@@ -167,25 +106,14 @@ def _pooled(reports: list[dict], title: str) -> str:
 
 def dialogue(out: Path, n_seeds: int, cv_seeds: int, table1: bool) -> None:
     from autograde.config.rubric import RubricConfig
+    from autograde.rubric.dataset import group_folds
     from autograde.rubric.stages import load_training_data, run_evaluate
-    from autograde.rubric.train import fit, group_folds
 
     cfg = RubricConfig.model_validate({"llm": str(SYNTH / "gpt-3.5-turbo-16k_synth_evaluations_FIXED.tsv"),
                                        "human": str(SYNTH / "human_judges_synth_all_FIXED_ANON.tsv"),
                                        "texts": str(SYNTH / "synth_dialogue_ids.tsv"),
                                        "evaluation": {"seeds": list(range(n_seeds))}})
     _, data = load_training_data(cfg)
-    t0 = time.perf_counter()
-    fit(data, cfg.network, 0)
-    t_net = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    from autograde.rubric.baselines import baseline_predictions
-
-    baseline_predictions(data, data, data.main_index)
-    t_base = time.perf_counter() - t0
-    _write(out, "rubric_timing.md", "| one fit on all 662 annotations | seconds | ratio to judge mean |\n|---|---|---|\n"
-           f"| judge mean + isotonic baselines (baseline) | {t_base:.3f} | 1.0 |\n"
-           f"| network (5-member ensemble) | {t_net:.2f} | {t_net / t_base:.0f} |\n")
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         for name, by_judge in (("dialogues", False), ("judges", True)):
@@ -209,7 +137,7 @@ def dialogue(out: Path, n_seeds: int, cv_seeds: int, table1: bool) -> None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["qrels", "dialogue"], help="which benchmark")
+    p.add_argument("what", choices=["dialogue"], help="which benchmark")
     p.add_argument("--seeds", type=int, default=10, help="seeds of the dialogue protocols")
     p.add_argument("--cv-seeds", type=int, default=3, help="dialogue: seeds of the cross-validated Table 1 (0: skip; "
                    "every seed fits 25 networks)")
@@ -218,10 +146,7 @@ def main() -> int:
     p.add_argument("--out", default=str(REPO / "docs" / "generated"), help="folder of the Markdown outputs")
     args = p.parse_args()
     torch.set_num_threads(1)
-    if args.what == "qrels":
-        qrels(Path(args.out))
-    else:
-        dialogue(Path(args.out), args.seeds, args.cv_seeds, args.split_rows == "all")
+    dialogue(Path(args.out), args.seeds, args.cv_seeds, args.split_rows == "all")
     return 0
 
 

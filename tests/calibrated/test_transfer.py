@@ -1,6 +1,6 @@
 """Calibrated qrels as a saved model: ``calibrate-qrels fit`` writes a folder, ``apply`` labels another collection
 in a fresh process with the same labels as the fitting process; bad model folders and mismatched sources are
-clear errors (exit 2, no traceback)."""
+clear errors (exit 2, no traceback), and so is a model fitted without a level the target needs."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from autograde.calibrated.fit import fit_calibrated
 from autograde.calibrated.model import load_calibrated_model
 from autograde.cli import main
 from autograde.config.rubric import CalibratedQrelsConfig
+from autograde.core.errors import InputError
 from autograde.io.trec import read_qrels, write_qrels
 
 
@@ -39,7 +40,7 @@ def _labels(path: Path) -> dict[tuple[str, str], int]:
 @pytest.mark.model
 def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path) -> None:
     """Network and regression alike: applying the saved model to the training sources reproduces the labels the
-    fitting process gave them, bit for bit; the model folder says what it was fitted on."""
+    fitting process gave them, bit for bit; the model folder says what it was fitted on; no report is needed."""
     f = tiny_sources(tmp_path / "data")
     for estimator in ("network", "ordinal_logistic"):
         cfg = tmp_path / f"{estimator}.yaml"
@@ -53,53 +54,76 @@ def test_fit_then_apply_in_a_fresh_process_gives_the_same_labels(tmp_path: Path)
                      "--qrels", str(fitted), "--threads", "1"]) == 0
         applied = tmp_path / f"applied-{estimator}.qrels"
         run = _cli("rubric", "calibrate-qrels", "apply", "--model", model, *sources, "--out", applied,
-                   "--report", tmp_path / "apply.json", "--threads", "1", "--quiet")
+                   "--threads", "1", "--quiet")
         assert run.returncode == 0, run.stderr[-2000:]
         assert _labels(applied) == _labels(fitted) and len(_labels(applied)) == 96
         doc = json.loads((model / "model.json").read_text())
-        assert doc["format_version"] == 1 and [s["name"] for s in doc["sources"]] == ["close", "binary", "random"]
+        assert doc["format_version"] == 2 and [s["name"] for s in doc["sources"]] == ["close", "binary", "random"]
         assert doc["sources"][0]["levels"] == [0, 1, 2, 3] and len(doc["thresholds"]) == 3
         assert doc["training"]["judged"] == 88 and len(doc["training"]["digest"]) == 64
-        assert doc["estimator"]["kind"] == estimator and doc["seed"] == 0
-        assert (model / "network.pt").exists() == (estimator == "network")
+        assert doc["estimator"]["kind"] == "cross_fitted" and doc["seed"] == 0  # one candidate, 3 fold models
+        assert [e["kind"] for e in doc["estimator"]["state"]["estimators"]] == [estimator] * 3
+        assert len(list(model.glob("*.pt"))) == (3 if estimator == "network" else 0)
+        shares = doc["training"]["label_shares"]
+        for lv, judged in shares["judged"].items():  # the deployed model's labels of its own training passages
+            assert judged / 1.5 <= shares["deployed"][lv] <= judged * 1.5, (lv, shares)
 
 
-@pytest.mark.model
-def test_bad_model_and_sources_are_clear_errors(tmp_path: Path) -> None:
+def test_bad_model_and_sources_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tiny_sources(tmp_path / "data")
     model = tmp_path / "model"
     sources = ["--source", str(f["close"]), "--source", str(f["binary"])]
     assert main(["rubric", "calibrate-qrels", "fit", *sources, "--judgments", str(f["judgments"]),
                  "--estimator", "logistic", "--model", str(model)]) == 0
-    out = ["--out", str(tmp_path / "o.qrels"), "--report", str(tmp_path / "o.json"), "--quiet"]
+    out = ["--out", str(tmp_path / "o.qrels"), "--quiet"]
 
-    def apply(*args: str) -> subprocess.CompletedProcess[str]:
-        run = _cli("rubric", "calibrate-qrels", "apply", *args, *out)
-        assert "Traceback" not in run.stderr
-        return run
+    def apply(*args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["rubric", "calibrate-qrels", "apply", *args, *out])
+        return code, capsys.readouterr().err
 
-    missing = apply("--model", str(model), "--source", str(f["close"]))  # 'binary' is missing
-    assert missing.returncode == 2 and "the model needs source 'binary'" in missing.stderr
-    extra = apply("--model", str(model), *sources, "--source", str(f["random"]))
-    assert extra.returncode == 0 and "ignoring source(s) random" in extra.stderr
+    code, err = apply("--model", str(model), "--source", str(f["close"]))  # 'binary' is missing
+    assert code == 2 and "the model needs source 'binary'" in err
+    code, err = apply("--model", str(model), *sources, "--source", str(f["random"]))
+    assert code == 0 and "ignoring source(s) random" in err
     shifted = tmp_path / "new" / "binary.qrel"  # the same name, labels on another scale
     shifted.parent.mkdir()
     shifted.write_text("".join(f"q0 0 d{i} {i % 5}\n" for i in range(10)))
-    scale = apply("--model", str(model), "--source", str(f["close"]), "--source", str(shifted))
-    assert scale.returncode == 2 and "label(s) 2, 3, 4 the model never saw" in scale.stderr
+    code, err = apply("--model", str(model), "--source", str(f["close"]), "--source", str(shifted))
+    assert code == 2 and "label(s) 2, 3, 4 the model never saw" in err
     empty = tmp_path / "empty"
     empty.mkdir()
     for name in ("close", "binary"):
         (empty / f"{name}.qrel").write_text("")
-    no_rows = apply("--model", str(model), "--source", str(empty / "close.qrel"), "--source",
-                    str(empty / "binary.qrel"))
-    assert no_rows.returncode == 2 and "the sources label no passage" in no_rows.stderr
+    code, err = apply("--model", str(model), "--source", str(empty / "close.qrel"), "--source",
+                      str(empty / "binary.qrel"))
+    assert code == 2 and "the sources label no passage" in err
+    five = tmp_path / "five.qrel"  # judgments on another scale: the model has no level 4
+    five.write_text(f["judgments"].read_text().replace(" 3\n", " 4\n"))
+    code, err = apply("--model", str(model), *sources, "--judgments", str(five))
+    assert code == 2 and "at level(s) 4, which the model was not fitted with (levels 0, 1, 2, 3)" in err
     header = json.loads((model / "model.json").read_text())
-    (model / "model.json").write_text(json.dumps({**header, "format_version": 99}))
-    old = apply("--model", str(model), *sources)
-    assert old.returncode == 2 and "model format version 99; this autograde reads version 1" in old.stderr
-    nothing = apply("--model", str(tmp_path), *sources)
+    (model / "model.json").write_text(json.dumps({**header, "format_version": 1}))
+    code, err = apply("--model", str(model), *sources)
+    assert code == 2 and "model format version 1; this autograde reads version 2" in err
+    assert "refit the model with this version" in err
+    nothing = _cli("rubric", "calibrate-qrels", "apply", "--model", tmp_path, *sources, *out)  # a fresh process
     assert nothing.returncode == 2 and "not a calibrated-qrels model folder" in nothing.stderr
+    assert "Traceback" not in nothing.stderr
+
+
+def test_a_level_without_judgments_is_an_error(tmp_path: Path) -> None:
+    """A model fitted without a level the target needs would shift every label: refused with the fix."""
+    f = tiny_sources(tmp_path)
+    no_top = tmp_path / "no-top.qrel"
+    no_top.write_text("".join(line + "\n" for line in f["judgments"].read_text().splitlines()
+                              if not line.endswith(" 3")))
+    cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f["close"])], "judgments": str(no_top),
+                                                "estimators": ["logistic"], "selection_folds": 2})
+    with pytest.raises(InputError, match=r"no judged passage of the sources is at level\(s\) 3"):
+        fit_calibrated(cfg, features_from_sources(cfg.sources, cfg), read_qrels(no_top))
+    with pytest.raises(ValueError, match="relevant_level 4 must be one of the levels above the lowest"):
+        CalibratedQrelsConfig.model_validate({"sources": ["a"], "judgments": "b", "relevant_level": 4})
 
 
 def test_model_and_training_settings_do_not_mix() -> None:

@@ -12,7 +12,7 @@ import pytest
 from autograde.core.errors import InputError
 from autograde.core.tables import write_table
 from autograde.rubric.dataset import build_dataset
-from autograde.rubric.definition import Rubric, load_rubric
+from autograde.rubric.definition import BUNDLED_RUBRIC, Rubric, load_rubric
 from autograde.rubric.human_answers import read_human, read_human_table, read_synthetic_human
 from autograde.rubric.llm_answers import read_grades_llm, read_llm, read_llm_table, read_synthetic_llm
 from autograde.rubric.tables import MISSING
@@ -92,8 +92,11 @@ def test_na_where_not_allowed_is_masked_with_one_warning_per_question(
     assert len(warnings) == 1 and "masked 2 NA answer(s) to Q0, which does not allow NA" in warnings[0]
     assert "set 'na: true' for Q0" in warnings[0] and "strict: true" in warnings[0]
     llm = _llm(tmp_path, *(f"{t}\tQ{q}\t1\t0.25\t0.25\t0.25\t{0.25 * (q == 0)}" for t in "abc" for q in (0, 1)))
-    data = build_dataset(tiny_rubric, read_synthetic_llm(llm, tiny_rubric), out)
+    with caplog.at_level("INFO", logger="autograde"):
+        data = build_dataset(tiny_rubric, read_synthetic_llm(llm, tiny_rubric), out)
     assert any("masked 2 NA answer(s) to Q0" in n for n in data.notes)  # every output repeats it
+    logged = [r.getMessage() for r in caplog.records if "masked 2 NA answer(s)" in r.getMessage()]
+    assert len(logged) == 1  # ... and the log says it once
 
 
 def test_na_where_not_allowed_strict(tmp_path: Path) -> None:
@@ -212,8 +215,21 @@ def test_rubric_yaml_errors(tmp_path: Path) -> None:
         load_rubric(bad_main)
 
 
+def test_rubric_not_given_is_the_bundled_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the checkout, no rubric means the one installed with the package; a path that does not exist is
+    an error whose fix does not repeat that path."""
+    monkeypatch.chdir(tmp_path)
+    assert load_rubric().name == load_rubric(BUNDLED_RUBRIC).name == "llm-rubric-dialogue"
+    with pytest.raises(InputError) as exc:
+        load_rubric("config/rubric/dialogue.yaml")
+    problem = exc.value.problems[0]
+    assert str(problem).startswith("config/rubric/dialogue.yaml: rubric file not found")
+    assert "config/rubric" not in problem.fix and "bundled" in problem.fix
+
+
 def test_shipped_dialogue_rubric() -> None:
     r = load_rubric(Path(__file__).resolve().parents[2] / "config" / "rubric" / "dialogue.yaml")
+    assert r == load_rubric(BUNDLED_RUBRIC)  # the checkout's path is the bundled file
     assert r.ids == ("Q0", "Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8")
     assert r.option_counts == (4, 4, 4, 4, 4, 4, 4, 4, 3)
     assert [q.id for q in r.questions if q.na] == ["Q2", "Q3", "Q4", "Q5", "Q8"]

@@ -1,18 +1,20 @@
-"""The calibration network on hand-made data: NA masks, unseen judges, a judge who always answers 4, seeds."""
+"""The calibration network on hand-made data: NA masks, unseen judges, a judge who always answers 4, seeds (the tests
+that train networks are in the model tier)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from support.rubric_data import FAST, TINY_RUBRIC, tiny_tables
 
-from autograde.rubric.dataset import build_dataset, prediction_rows
+from autograde.rubric.dataset import build_dataset, group_folds, prediction_rows
 from autograde.rubric.definition import Rubric
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
 from autograde.rubric.tables import MISSING, Annotation
-from autograde.rubric.train import fit, group_folds, load_network, save_network
+from autograde.rubric.train import fit, load_network, save_network
 
 
 def test_masked_nll_ignores_na_entries() -> None:
@@ -28,6 +30,7 @@ def test_masked_nll_ignores_na_entries() -> None:
     assert torch.allclose(masked_nll(logits, answers, [0]), -(logp[0, 0, 0] + logp[1, 0, 3]) / 2)
 
 
+@pytest.mark.model
 def test_na_masking_changes_nothing_for_other_targets(tiny_rubric: Rubric) -> None:
     """A third question that every judge answered NA: the predictions for Q0 and Q1 are unchanged."""
     llm, human = tiny_tables(40)
@@ -42,6 +45,7 @@ def test_na_masking_changes_nothing_for_other_targets(tiny_rubric: Rubric) -> No
     np.testing.assert_allclose(p_ext[:, :2, :], p_plain, rtol=0, atol=1e-6)
 
 
+@pytest.mark.model
 def test_option_counts_per_question(tiny_rubric: Rubric) -> None:
     llm, human = tiny_tables(20)
     data = build_dataset(tiny_rubric, llm, human)
@@ -51,6 +55,7 @@ def test_option_counts_per_question(tiny_rubric: Rubric) -> None:
     np.testing.assert_allclose(probs.sum(axis=2), 1.0, atol=1e-6)
 
 
+@pytest.mark.model
 def test_unseen_judge_gets_judge_independent_prediction(tiny_rubric: Rubric) -> None:
     llm, human = tiny_tables(40)
     data = build_dataset(tiny_rubric, llm, human)
@@ -71,6 +76,7 @@ def test_unseen_judge_gets_judge_independent_prediction(tiny_rubric: Rubric) -> 
     assert not np.allclose(probs[~newcomer], expected[~newcomer], atol=1e-3)  # a known judge is personal
 
 
+@pytest.mark.model
 def test_judge_who_always_answers_4_is_learned(tiny_rubric: Rubric) -> None:
     llm, human = tiny_tables(60)
     data = build_dataset(tiny_rubric, llm, human)
@@ -86,6 +92,7 @@ def test_judge_who_always_answers_4_is_learned(tiny_rubric: Rubric) -> None:
     assert np.ptp(expected_q0[fair]) > 1.5
 
 
+@pytest.mark.model
 def test_same_seed_same_numbers(tiny_rubric: Rubric, tmp_path: Path) -> None:
     llm, human = tiny_tables(30)
     data = build_dataset(tiny_rubric, llm, human)

@@ -15,7 +15,7 @@ from autograde.cli import main
 from autograde.rubric.dataset import build_dataset
 from autograde.rubric.definition import Rubric
 from autograde.rubric.systems import oracle_data, q0_only_data
-from autograde.rubric.table1 import swap_test
+from autograde.rubric.table1 import SeedPredictions, latex_table, swap_test, table1, table1_markdown
 
 QUICK = {"hidden1": 8, "hidden2": 8, "learning_rate": 0.02, "batch_size": 32, "members": 2, "patience": 5}
 
@@ -44,6 +44,27 @@ def test_swap_test_is_exact_in_spirit() -> None:
     assert swap_test(good, noisy, truth, "pearson", 500, rng) < 0.01
     other = truth + rng.normal(0, 0.3, 200)
     assert swap_test(good, other, truth, "rmse", 500, rng) > 0.05
+
+
+def test_table1_constant_predictor_is_undefined_not_beaten() -> None:
+    """The training mean is constant on a test set: its Pearson is NaN (a mean computed in pieces is constant up
+    to floating-point noise, which once gave 1.7e-16 and marks against it), shown as n/a in Markdown and LaTeX,
+    and no system is marked as beating it on Pearson; RMSE still compares it."""
+    rng = np.random.default_rng(1)
+    truth = rng.integers(1, 5, 120).astype(float)
+    noisy_mean = np.full(120, float(np.mean(truth[:60]))) + np.tile([0.0, 1e-16], 60)  # noise at 1e-16
+    runs = [SeedPredictions(seed, {"network": truth + rng.normal(0, 0.5, 120), "constant": noisy_mean,
+                                   "random": rng.integers(1, 5, 120).astype(float)}, truth) for seed in (0, 1)]
+    report = table1(runs, 200)
+    assert np.isnan(report["summary"]["constant"]["pearson"]["mean"])
+    assert all(np.isnan(ps["tests"]["network vs constant"]["pearson"]) for ps in report["per_seed"])
+    assert all("C" not in marks for marks in report["marks"]["pearson"].values())
+    assert report["marks"]["pearson"]["constant"] == []
+    assert "C" in report["marks"]["rmse"]["network"]  # RMSE is defined: the network beats the constant
+    md, tex = table1_markdown(report, "t"), latex_table(report, "t")
+    row = next(line for line in md.splitlines() if "constant (training mean)" in line)
+    assert row.split(" | ")[3] == "n/a" and "nan" not in md.lower().replace("n/a", "")
+    assert "constant (training mean) & " in tex and "& n/a &" in tex
 
 
 def _configs(tmp_path: Path) -> tuple[Path, Path]:

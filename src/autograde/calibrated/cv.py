@@ -1,12 +1,13 @@
 """Cross-validated calibrated labels of a judged collection, and the report comparing every estimator with every
 single source, per fold and overall.
 
-The queries are dealt into ``folds`` folds (seeded, :func:`autograde.rubric.train.group_folds`); for fold f a
+The queries are dealt into ``folds`` folds (seeded, :func:`autograde.rubric.dataset.group_folds`); for fold f a
 model is fitted with :func:`autograde.calibrated.fit.fit_calibrated` on the judgments of the other folds only
-(which selects the estimator by an inner cross-validation: nested) and labels every passage of fold f's queries,
+(which cross-fits the candidates on inner folds and selects one: nested) and labels every passage of fold f's queries,
 judged or not. Fitting on those judgments with ``autograde rubric calibrate-qrels fit`` gives the same model, and
-applying it the same labels. Each fold also scores every candidate estimator (refitted on the training folds,
-with its own tuned thresholds) and every single source at the threshold best on the training folds.
+applying it the same labels. Each fold also scores every candidate estimator alone (its fold models from the
+same fit, with its own cross-fitted thresholds) and every single source at the threshold best on the training
+folds; and records the level shares the fold's deployed model gives its own training passages.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ import pandas as pd
 from autograde.calibrated.features import RelevanceFeatures
 from autograde.calibrated.fit import fit_calibrated, training_rows
 from autograde.calibrated.model import output_labels
+from autograde.calibrated.thresholds import level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.ids import PairKey
 from autograde.core.log import logger, progress
 from autograde.core.stats import binary_kappa, cohen_kappa
 from autograde.io.trec import Qrels
-from autograde.rubric.train import group_folds
+from autograde.rubric.dataset import group_folds
 
-__all__ = ["SELECTED", "best_single_source", "cross_validate_qrels", "level_shares", "query_folds"]
+__all__ = ["SELECTED", "best_single_source", "cross_validate_qrels", "passages_table", "query_folds",
+           "share_ratio"]
 
 SELECTED = "calibrated (selected)"
 
@@ -52,12 +55,6 @@ def best_single_source(labels: dict[str, dict[PairKey, int]], keys: list[PairKey
             if not math.isnan(k) and k > best[2]:
                 best = (name, int(t), float(k))
     return best
-
-
-def level_shares(values: np.ndarray, levels: list[int]) -> dict[str, float]:
-    """Share of each level among ``values``."""
-    n = max(len(values), 1)
-    return {str(lv): float(np.sum(values == lv)) / n for lv in levels}
 
 
 def _source_decisions(labels: dict[PairKey, int], keys: list[PairKey], threshold: int) -> np.ndarray:
@@ -104,7 +101,7 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
         if not te.any():
             continue
         train = {q: docs for q, docs in judgments.items() if fold_of.get(q, -1) != f}
-        fitted = fit_calibrated(cfg, features, train, refit_all=True)
+        fitted = fit_calibrated(cfg, features, train)
         if models_dir:
             fitted.model.save(f"{models_dir}/fold-{f}")
         probs = fitted.model.predict_proba(features.matrix[test_rows])
@@ -112,17 +109,21 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
         labels_all[test_rows] = fitted.model.labels(probs, cfg.output)
         x_te = features.matrix[data.rows[te]]
         kappas: dict[str, float] = {}
-        for name, (est, taus) in fitted.refitted.items():
-            d = output_labels(est.predict_proba(x_te), tuple(levels), cfg.relevant_level, taus, "threshold")
+        for name, cand in fitted.candidates.items():
+            d = output_labels(cand.estimator.predict_proba(x_te), tuple(levels), cfg.relevant_level,
+                              cand.thresholds.deployed, "threshold")
             decisions.setdefault(name, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.relevant_level
             kappas[name] = binary_kappa(d >= cfg.relevant_level, truth[te])
+        d = output_labels(probs[np.isin(test_rows, data.rows[te])], tuple(levels), cfg.relevant_level,
+                          fitted.model.thresholds, "threshold")
+        decisions.setdefault(SELECTED, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.relevant_level
+        kappas[SELECTED] = binary_kappa(d >= cfg.relevant_level, truth[te])
         selected = next(r["estimator"] for r in fitted.selection if r.get("selected"))
-        decisions.setdefault(SELECTED, np.zeros(len(truth), dtype=bool))[te] = decisions[selected][te]
-        kappas[SELECTED] = kappas[selected]
         singles, chosen, test_keys = _fold_single_sources(features, judged_keys, te, truth, decisions)
         oracle = best_single_source(features.labels, test_keys, truth[te])
         per_fold.append({"fold": f, "queries": len({k[0] for k in test_keys}), "judged": int(te.sum()),
                          "passages": len(test_rows), "selected": selected,
+                         "training_shares": fitted.model.info["training"]["label_shares"],
                          "thresholds": list(fitted.model.thresholds), "kappa": kappas[SELECTED],
                          "estimators": kappas, "selection": fitted.selection, "single_sources": singles,
                          "single_source": chosen, "single_threshold": singles[chosen]["threshold"],
@@ -152,6 +153,20 @@ def passages_table(features: RelevanceFeatures, probs: np.ndarray, labels: np.nd
     return table
 
 
+def share_ratio(labelled: dict[str, float], judged: dict[str, float]) -> dict[str, float]:
+    """Labelled share / judged share per level (NaN where no passage is judged at the level)."""
+    return {lv: labelled[lv] / judged[lv] if judged[lv] > 0 else float("nan") for lv in judged}
+
+
+def _share_ratios(shares: dict[str, dict[str, float]], per_fold: list[dict[str, Any]]) -> dict[str, Any]:
+    """Labelled / judged share per level: of the held-out labels (pooled), and the range over the folds of each
+    fold's deployed model on its own training passages."""
+    training = [share_ratio(pf["training_shares"]["deployed"], pf["training_shares"]["judged"]) for pf in per_fold]
+    return {"held_out": share_ratio(shares["labels_of_judged"], shares["judged"]),
+            "training_min": {lv: min(r[lv] for r in training) for lv in shares["judged"]},
+            "training_max": {lv: max(r[lv] for r in training) for lv in shares["judged"]}}
+
+
 def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, judged_keys: list[PairKey],
             truth: np.ndarray, labels_all: np.ndarray, decisions: dict[str, np.ndarray], per_fold: list[dict[str, Any]]
             ) -> dict[str, Any]:
@@ -160,6 +175,8 @@ def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, 
     best = best_single_source(features.labels, judged_keys, truth)
     overall = {name: binary_kappa(d, truth) for name, d in decisions.items()}
     judged_levels = np.asarray(levels)[data.answers]
+    shares = {"judged": level_shares(judged_levels, levels), "labels_of_judged": level_shares(graded, levels),
+              "labels_of_all": level_shares(labels_all, levels)} if cfg.output != "probability" else None
     return {
         "sources": sorted(features.labels), "features": len(features.names), "passages": len(features.keys),
         "judged": len(data.rows), "queries": len({q for q, _ in features.keys}), "relevant_level": cfg.relevant_level,
@@ -172,8 +189,7 @@ def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, 
             "graded_kappa_linear": cohen_kappa(graded.tolist(), judged_levels.tolist(), weights="linear")
             if cfg.output != "probability" else None,
         },
-        "label_shares": {"judged": level_shares(judged_levels, levels),
-                         "labels_of_judged": level_shares(graded, levels),
-                         "labels_of_all": level_shares(labels_all, levels)} if cfg.output != "probability" else None,
+        "label_shares": shares,
+        "share_ratios": _share_ratios(shares, per_fold) if shares else None,
         "per_fold": per_fold,
     }

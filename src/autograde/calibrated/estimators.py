@@ -1,116 +1,123 @@
-"""Estimators of the relevance-level distribution of a passage from its encoded sources: one interface, several
-implementations (in the manner of scikit-learn's estimators: ``fit`` then ``predict_proba``, parameters set at
-construction), each saved to and loaded from a model folder without re-fitting.
+"""Estimators of the relevance-level distribution of a passage from its encoded sources: one contract and one
+registry of kinds, in the manner of scikit-learn.
 
-- ``network``: LLM-RUBRIC's calibration network with one judge (the assessor) and one question (the level);
-- ``ensemble``: the mean of k such networks trained with seeds ``seed .. seed + k - 1``;
+The contract (:class:`Estimator`): the parameters are the constructor's arguments (:meth:`Estimator.get_params`,
+:meth:`Estimator.clone`); ``fit(x, y)`` learns attributes whose names end in ``_`` and returns the estimator;
+``predict_proba(x)`` gives rows x levels. ``fit`` takes no groups: where rows must be split by query, the split
+is a parameter (:class:`GroupSplit`, made from the groups), as scikit-learn passes
+groups to a splitter. Every fitted estimator is written as its kind, parameters and learned
+state (``state``; a network's weights in a file beside) and read back without re-fitting (``restore``), by
+:func:`save_estimator` and :func:`load_estimator`.
+
+Kinds (the registry, :data:`ESTIMATORS`):
+
 - ``logistic``: L2-regularized multinomial logistic regression (scikit-learn);
-- ``ordinal_logistic``: one L2-regularized binary logistic regression per cumulative event level >= L
-  (Frank and Hall's ordinal decomposition), P(level >= L) made non-increasing in L.
+- ``ordinal_logistic``: one L2-regularized binary logistic regression per event level >= L (Frank and Hall's
+  ordinal decomposition), P(level >= L) made non-increasing in L;
+- ``network``: LLM-RUBRIC's calibration network (:mod:`autograde.rubric.train`) with one judge, the assessor, and
+  one question, the level;
+- ``ensemble``: the mean of such networks trained with consecutive seeds;
+- ``cross_fitted`` (:class:`CrossFitted`): an estimator fitted once per fold of a :class:`GroupSplit` on the other
+  folds; it keeps the out-of-fold probabilities of the training rows and predicts new rows by the mean of the
+  fold models (the deployed calibrated-qrels model).
 
-Predictions are computed here from the fitted parameters (numpy for the regressions, torch for the networks),
+Predictions are computed here from the learned attributes (numpy for the regressions, torch for the networks),
 the same code in the fitting process and after loading, so a loaded model gives bit-identical probabilities.
 
->>> import numpy as np
 >>> x = np.array([[1, 0], [1, 0], [0, 1], [0, 1]] * 5, dtype=np.float32); y = np.array([0, 0, 1, 1] * 5)
->>> est = LogisticEstimator(2, c=10.0).fit(x, y, np.arange(20) // 4)
+>>> est = LogisticEstimator(2, c=10.0).fit(x, y)
 >>> est.predict_proba(x[:1]).argmax(axis=1).tolist(), est.predict_proba(x[2:3]).argmax(axis=1).tolist()
 ([0], [1])
+>>> est.get_params(), est.clone().coef_ is None
+({'n_levels': 2, 'c': 10.0}, True)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
 from autograde.config.rubric import Hyperparameters
 from autograde.core.errors import Problems
-from autograde.rubric.dataset import CalibrationData
 
-__all__ = ["ESTIMATOR_KINDS", "LogisticEstimator", "NetworkEstimator", "RelevanceEstimator", "load_estimator"]
+if TYPE_CHECKING:
+    from autograde.config.rubric import CalibratedQrelsConfig
 
-ESTIMATOR_KINDS: tuple[str, ...] = ("network", "ensemble", "logistic", "ordinal_logistic")
+__all__ = ["ESTIMATORS", "CrossFitted", "EnsembleEstimator", "Estimator", "GroupSplit", "LogisticEstimator",
+           "NetworkEstimator", "OrdinalLogisticEstimator", "load_estimator", "save_estimator"]
+
 ASSESSOR = "assessor"
 QUESTION = "relevance"
 
 
-class RelevanceEstimator(Protocol):
-    """What every estimator offers: fit on (features, level index, query), predict, save, describe."""
+class Estimator:
+    """The contract every kind implements (module doc)."""
 
-    n_levels: int
-
-    @property
-    def name(self) -> str: ...
-
-    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> RelevanceEstimator: ...
-
-    def predict_proba(self, x: np.ndarray) -> np.ndarray: ...
-
-    def save(self, folder: Path) -> dict[str, Any]: ...
-
-
-def _relevance_data(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_levels: int,
-                    feature_names: tuple[str, ...]) -> CalibrationData:
-    return CalibrationData(
-        text_ids=np.array([f"r{i}" for i in range(len(y))], dtype=object),
-        judges=np.full(len(y), ASSESSOR, dtype=object),
-        groups=np.asarray(groups, dtype=object),
-        features=np.ascontiguousarray(x, dtype=np.float32),
-        answers=np.asarray(y, dtype=np.int64).reshape(-1, 1),
-        questions=(QUESTION,),
-        option_values=(tuple(float(v) for v in range(n_levels)),),
-        main=QUESTION,
-        feature_names=feature_names,
-    )
-
-
-@dataclass
-class NetworkEstimator:
-    """``seeds`` networks (one: the network; several: their seed ensemble), each itself the configured
-    early-stopping ensemble of ``hp.members`` networks; the prediction is the mean of all members."""
-
-    n_levels: int
-    hp: Hyperparameters
-    seeds: tuple[int, ...] = (0,)
-    model: Any = None
+    kind: ClassVar[str] = ""
 
     @property
     def name(self) -> str:
-        return "network" if len(self.seeds) == 1 else f"ensemble of {len(self.seeds)}"
+        """A short label for reports (the kind and its distinguishing parameter)."""
+        return self.kind
 
-    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> NetworkEstimator:
-        from autograde.rubric.train import fit
+    def complexity(self) -> tuple[float, ...]:
+        """Sort key, simplest first: the order in which the one-standard-error rule prefers candidates."""
+        raise NotImplementedError
 
-        names = tuple(f"x{i}" for i in range(x.shape[1]))
-        data = _relevance_data(x, y, groups, self.n_levels, names)
-        models = [fit(data, self.hp, s) for s in self.seeds]
-        first = models[0]
-        first.members = [m for model in models for m in model.members]
-        first.reports = [r for model in models for r in model.reports]
-        self.model = first
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's arguments (scikit-learn's ``get_params(deep=False)``)."""
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {n: getattr(self, n) for n in names}
+
+    def set_params(self, **params: Any) -> Self:
+        known = self.get_params()
+        for key, value in params.items():
+            if key not in known:
+                raise TypeError(f"{type(self).__name__} has no parameter {key!r}")
+            setattr(self, key, value)
         return self
 
+    def clone(self) -> Self:
+        """An unfitted estimator with the same parameters."""
+        return type(self)(**self.get_params())
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        """Learn from features ``x`` (rows x columns) and level indices ``y`` (0 .. n_levels - 1)."""
+        raise NotImplementedError
+
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
-        y = np.full(len(x), -1)
-        data = _relevance_data(x, y, np.zeros(len(x)), self.n_levels, self.model.feature_names)
-        return np.asarray(self.model.predict_proba(data)[:, 0, :self.n_levels], dtype=np.float64)
+        """P(level) per row: rows x n_levels."""
+        raise NotImplementedError
 
-    def save(self, folder: Path) -> dict[str, Any]:
-        from autograde.rubric.train import save_network
+    def params_json(self) -> dict[str, Any]:
+        """The parameters as JSON values."""
+        return self.get_params()
 
-        save_network(folder / "network.pt", self.model)
-        return {"kind": "network", "seeds": list(self.seeds), "hyperparameters": self.hp.model_dump(),
-                "file": "network.pt", "epochs": [r.__dict__ for r in self.model.reports]}
+    def describe(self) -> dict[str, Any]:
+        """The estimator's kind and parameters as JSON (what an unfitted clone needs)."""
+        return {"kind": self.kind, "params": self.params_json()}
 
     @classmethod
-    def load(cls, folder: Path, params: dict[str, Any], n_levels: int) -> NetworkEstimator:
-        from autograde.rubric.train import load_network
+    def params_from_json(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """Constructor arguments from :meth:`params_json`'s output."""
+        return dict(raw)
 
-        hp = Hyperparameters.model_validate(params["hyperparameters"])
-        return cls(n_levels, hp, tuple(int(s) for s in params["seeds"]), load_network(folder / params["file"]))
+    def state(self, folder: Path, name: str) -> dict[str, Any]:
+        """The learned attributes as JSON values (large ones written to files in ``folder`` named after ``name``)."""
+        raise NotImplementedError
+
+    def restore(self, folder: Path, state: dict[str, Any]) -> None:
+        """Set the learned attributes from :meth:`state`'s output."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
+        """The candidates of this kind that a ``calibrated_qrels:`` section asks for (unfitted)."""
+        raise NotImplementedError
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -123,90 +130,305 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-@dataclass
-class LogisticEstimator:
-    """L2-regularized logistic regression (inverse strength ``c``): multinomial, or ordinal as one binary
-    regression per event level >= L. ``coef`` holds one row per class (multinomial) or per event (ordinal)."""
+def _regression(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """(coef, intercept) of scikit-learn's L2 logistic regression, one row per class (two classes: two rows)."""
+    from sklearn.linear_model import LogisticRegression
 
+    from autograde.core.runtime import blas_threads
+
+    with blas_threads(1):  # one BLAS thread: identical coefficients on every machine and load
+        lr = LogisticRegression(C=c, max_iter=5000, tol=1e-8).fit(x.astype(np.float64), y)
+    coef, intercept = lr.coef_.astype(np.float64), lr.intercept_.astype(np.float64)
+    if len(lr.classes_) == 2:  # sklearn keeps one row for two classes: the second class's logit
+        coef, intercept = np.vstack([np.zeros_like(coef), coef]), np.concatenate([[0.0], intercept])
+    return coef, intercept
+
+
+def _two_levels_at_least(y: np.ndarray) -> list[int]:
+    present = sorted(set(np.asarray(y).tolist()))
+    if len(present) < 2:
+        problems = Problems()
+        problems.add("judgments", None, f"the training passages have one relevance level only ({present})",
+                     "give judgments with relevant and non-relevant passages")
+        problems.raise_if_any()
+    return [int(v) for v in present]
+
+
+@dataclass(eq=False)
+class LogisticEstimator(Estimator):
+    """L2-regularized multinomial logistic regression (inverse strength ``c``); ``coef_`` has a row per level
+    seen in training (``classes_``); a level never seen gets probability 0."""
+
+    kind: ClassVar[str] = "logistic"
     n_levels: int
     c: float = 1.0
-    ordinal: bool = False
-    coef: np.ndarray | None = None
-    intercept: np.ndarray | None = None
-    classes: tuple[int, ...] = ()
+    coef_: np.ndarray | None = field(default=None, init=False, repr=False)
+    intercept_: np.ndarray | None = field(default=None, init=False, repr=False)
+    classes_: tuple[int, ...] = field(default=(), init=False)
 
     @property
     def name(self) -> str:
-        return f"{'ordinal_logistic' if self.ordinal else 'logistic'} C={self.c:g}"
+        return f"{self.kind} C={self.c:g}"
 
-    def _regression(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from sklearn.linear_model import LogisticRegression
+    @classmethod
+    def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
+        return [cls(n_levels, c) for c in cfg.logistic_c]
 
-        from autograde.core.runtime import blas_threads
+    def complexity(self) -> tuple[float, ...]:
+        return (0.0, self.c)  # the plainest model; a smaller C regularizes more
 
-        with blas_threads(1):  # one BLAS thread: identical coefficients on every machine and load
-            lr = LogisticRegression(C=self.c, max_iter=5000, tol=1e-8).fit(x.astype(np.float64), y)
-        coef, intercept = lr.coef_.astype(np.float64), lr.intercept_.astype(np.float64)
-        if len(lr.classes_) == 2:  # sklearn keeps one row for two classes: the second class's logit
-            coef, intercept = np.vstack([np.zeros_like(coef), coef]), np.concatenate([[0.0], intercept])
-        return coef, intercept
-
-    def fit(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> LogisticEstimator:
-        present = sorted(set(np.asarray(y).tolist()))
-        if len(present) < 2:
-            problems = Problems()
-            problems.add("judgments", None, f"the training passages have one relevance level only ({present})",
-                         "give judgments with relevant and non-relevant passages")
-            problems.raise_if_any()
-        if not self.ordinal:
-            self.coef, self.intercept = self._regression(x, y)
-            self.classes = tuple(int(c) for c in present)
-            return self
-        rows, biases = [], []
-        for level in range(1, self.n_levels):
-            event = (y >= level).astype(int)
-            if event.min() == event.max():  # no passage (or every passage) at this level: a constant
-                rows.append(np.zeros(x.shape[1]))
-                biases.append(50.0 if event.min() else -50.0)
-                continue
-            coef, intercept = self._regression(x, event)
-            rows.append(coef[1])
-            biases.append(float(intercept[1]))
-        self.coef, self.intercept = np.array(rows), np.array(biases)
-        self.classes = tuple(range(self.n_levels))
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        self.classes_ = tuple(_two_levels_at_least(y))
+        self.coef_, self.intercept_ = _regression(x, y, self.c)
         return self
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
-        assert self.coef is not None and self.intercept is not None
-        z = x.astype(np.float64) @ self.coef.T + self.intercept
+        assert self.coef_ is not None and self.intercept_ is not None, "fit first"
         out = np.zeros((len(x), self.n_levels))
-        if not self.ordinal:
-            out[:, list(self.classes)] = _softmax(z)
-            return out
-        tail = np.minimum.accumulate(_sigmoid(z), axis=1)  # P(level >= L), L = 1.., non-increasing
+        out[:, list(self.classes_)] = _softmax(x.astype(np.float64) @ self.coef_.T + self.intercept_)
+        return out
+
+    def state(self, folder: Path, name: str) -> dict[str, Any]:
+        assert self.coef_ is not None and self.intercept_ is not None, "fit first"
+        return {"classes": list(self.classes_), "coef": self.coef_.tolist(), "intercept": self.intercept_.tolist()}
+
+    def restore(self, folder: Path, state: dict[str, Any]) -> None:
+        self.classes_ = tuple(int(c) for c in state["classes"])
+        self.coef_ = np.array(state["coef"], dtype=np.float64)
+        self.intercept_ = np.array(state["intercept"], dtype=np.float64)
+
+
+@dataclass(eq=False)
+class OrdinalLogisticEstimator(Estimator):
+    """One L2-regularized binary logistic regression per event level >= L (``coef_``: a row per L = 1..);
+    P(level >= L) is made non-increasing in L. An event no training passage (or every one) has is a constant."""
+
+    kind: ClassVar[str] = "ordinal_logistic"
+    n_levels: int
+    c: float = 1.0
+    coef_: np.ndarray | None = field(default=None, init=False, repr=False)
+    intercept_: np.ndarray | None = field(default=None, init=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind} C={self.c:g}"
+
+    @classmethod
+    def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
+        return [cls(n_levels, c) for c in cfg.logistic_c]
+
+    def complexity(self) -> tuple[float, ...]:
+        return (1.0, self.c)  # linear too, but one regression per level
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        _two_levels_at_least(y)
+        rows, biases = [], []
+        for level in range(1, self.n_levels):
+            event = (y >= level).astype(int)
+            if event.min() == event.max():
+                rows.append(np.zeros(x.shape[1]))
+                biases.append(50.0 if event.min() else -50.0)
+                continue
+            coef, intercept = _regression(x, event, self.c)
+            rows.append(coef[1])
+            biases.append(float(intercept[1]))
+        self.coef_, self.intercept_ = np.array(rows), np.array(biases)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        assert self.coef_ is not None and self.intercept_ is not None, "fit first"
+        tail = np.minimum.accumulate(_sigmoid(x.astype(np.float64) @ self.coef_.T + self.intercept_), axis=1)
         tail = np.concatenate([np.ones((len(x), 1)), tail, np.zeros((len(x), 1))], axis=1)
         return tail[:, :-1] - tail[:, 1:]
 
-    def save(self, folder: Path) -> dict[str, Any]:
-        assert self.coef is not None and self.intercept is not None
-        return {"kind": "ordinal_logistic" if self.ordinal else "logistic", "c": self.c,
-                "classes": list(self.classes), "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
+    def state(self, folder: Path, name: str) -> dict[str, Any]:
+        assert self.coef_ is not None and self.intercept_ is not None, "fit first"
+        return {"coef": self.coef_.tolist(), "intercept": self.intercept_.tolist()}
+
+    def restore(self, folder: Path, state: dict[str, Any]) -> None:
+        self.coef_ = np.array(state["coef"], dtype=np.float64)
+        self.intercept_ = np.array(state["intercept"], dtype=np.float64)
+
+
+def _relevance_data(x: np.ndarray, y: np.ndarray, n_levels: int, feature_names: tuple[str, ...]) -> Any:
+    """The rows as LLM-RUBRIC training data: one judge, one question; every row its own group (the early-stopping
+    folds of the members split rows: the features carry no query, so a held-out row tells as much as a
+    held-out query about over-fitting the feature-to-level map)."""
+    from autograde.rubric.dataset import CalibrationData
+
+    return CalibrationData(
+        text_ids=np.array([f"r{i}" for i in range(len(y))], dtype=object),
+        judges=np.full(len(y), ASSESSOR, dtype=object),
+        groups=np.arange(len(y), dtype=np.int64).astype(object),
+        features=np.ascontiguousarray(x, dtype=np.float32),
+        answers=np.asarray(y, dtype=np.int64).reshape(-1, 1),
+        questions=(QUESTION,),
+        option_values=(tuple(float(v) for v in range(n_levels)),),
+        main=QUESTION,
+        feature_names=feature_names,
+    )
+
+
+@dataclass(eq=False)
+class NetworkEstimator(Estimator):
+    """LLM-RUBRIC's network (``hp``: itself an early-stopping ensemble of ``hp.members`` networks) fitted with
+    every seed of ``seeds``; the prediction is the mean of all members (``network_``)."""
+
+    kind: ClassVar[str] = "network"
+    n_levels: int
+    hp: Hyperparameters
+    seeds: tuple[int, ...] = (0,)
+    network_: Any = field(default=None, init=False, repr=False)
 
     @classmethod
-    def load(cls, params: dict[str, Any], n_levels: int) -> LogisticEstimator:
-        return cls(n_levels, float(params["c"]), params["kind"] == "ordinal_logistic",
-                   np.array(params["coef"], dtype=np.float64), np.array(params["intercept"], dtype=np.float64),
-                   tuple(int(c) for c in params["classes"]))
+    def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
+        return [cls(n_levels, cfg.network, (cfg.seed,))]
+
+    def complexity(self) -> tuple[float, ...]:
+        return (2.0, float(len(self.seeds)))  # non-linear; more seeds, more networks
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        from autograde.rubric.train import fit
+
+        data = _relevance_data(x, y, self.n_levels, tuple(f"x{i}" for i in range(x.shape[1])))
+        models = [fit(data, self.hp, s) for s in self.seeds]
+        first = models[0]
+        first.members = [m for model in models for m in model.members]
+        first.reports = [r for model in models for r in model.reports]
+        self.network_ = first
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        assert self.network_ is not None, "fit first"
+        data = _relevance_data(x, np.full(len(x), -1), self.n_levels, self.network_.feature_names)
+        return np.asarray(self.network_.predict_proba(data)[:, 0, :self.n_levels], dtype=np.float64)
+
+    def params_json(self) -> dict[str, Any]:
+        return {"n_levels": self.n_levels, "hp": self.hp.model_dump(), "seeds": list(self.seeds)}
+
+    @classmethod
+    def params_from_json(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        return {"n_levels": int(raw["n_levels"]), "hp": Hyperparameters.model_validate(raw["hp"]),
+                "seeds": tuple(int(s) for s in raw["seeds"])}
+
+    def state(self, folder: Path, name: str) -> dict[str, Any]:
+        from autograde.rubric.train import save_network
+
+        assert self.network_ is not None, "fit first"
+        save_network(folder / f"{name}.pt", self.network_)
+        return {"file": f"{name}.pt", "epochs": [r.__dict__ for r in self.network_.reports]}
+
+    def restore(self, folder: Path, state: dict[str, Any]) -> None:
+        from autograde.rubric.train import load_network
+
+        self.network_ = load_network(folder / state["file"])
 
 
-def load_estimator(folder: Path, params: dict[str, Any], n_levels: int) -> RelevanceEstimator:
-    """The estimator a model folder describes (``params`` from its ``model.json``)."""
-    if params.get("kind") == "network":
-        return NetworkEstimator.load(folder, params, n_levels)
-    if params.get("kind") in ("logistic", "ordinal_logistic"):
-        return LogisticEstimator.load(params, n_levels)
-    problems = Problems()
-    problems.add(folder / "model.json", None, f"unknown estimator kind {params.get('kind')!r}",
-                 f"refit the model (kinds: {', '.join(ESTIMATOR_KINDS)})")
-    problems.raise_if_any()
-    raise AssertionError("unreachable")
+@dataclass(eq=False)
+class EnsembleEstimator(NetworkEstimator):
+    """The network fitted with ``ensemble_size`` consecutive seeds, all members averaged."""
+
+    kind: ClassVar[str] = "ensemble"
+
+    @property
+    def name(self) -> str:
+        return f"ensemble of {len(self.seeds)}"
+
+    @classmethod
+    def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
+        return [cls(n_levels, cfg.network, tuple(range(cfg.seed, cfg.seed + cfg.ensemble_size)))]
+
+
+@dataclass(frozen=True, eq=False)
+class GroupSplit:
+    """The fold of every training row; a group (query) never spans two folds."""
+
+    folds: np.ndarray
+
+    @classmethod
+    def of(cls, groups: np.ndarray, k: int, seed: int | list[int]) -> GroupSplit:
+        from autograde.rubric.dataset import group_folds
+
+        return cls(group_folds(np.asarray(groups, dtype=object), k, seed))
+
+    def split(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(training rows, held-out rows) of every fold that holds rows."""
+        return [(np.flatnonzero(self.folds != f), np.flatnonzero(self.folds == f))
+                for f in sorted(set(self.folds.tolist()))]
+
+
+@dataclass(eq=False)
+class CrossFitted(Estimator):
+    """``estimator`` fitted on every fold's training rows of ``split`` (``estimators_``); ``oof_proba_``: each
+    training row predicted by the fold model that never saw it; a new row: the mean of the fold models."""
+
+    kind: ClassVar[str] = "cross_fitted"
+    estimator: Estimator
+    split: GroupSplit | None = None
+    estimators_: list[Estimator] = field(default_factory=list, init=False, repr=False)
+    oof_proba_: np.ndarray | None = field(default=None, init=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.estimator.name
+
+    def complexity(self) -> tuple[float, ...]:
+        return self.estimator.complexity()
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        assert self.split is not None and len(self.split.folds) == len(y), "a split of the training rows"
+        n_levels = int(self.estimator.get_params()["n_levels"])
+        self.oof_proba_ = np.zeros((len(y), n_levels))
+        self.estimators_ = []
+        for train, test in self.split.split():
+            est = self.estimator.clone().fit(x[train], y[train])
+            self.oof_proba_[test] = est.predict_proba(x[test])
+            self.estimators_.append(est)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        assert self.estimators_, "fit first"
+        out = self.estimators_[0].predict_proba(x)
+        for est in self.estimators_[1:]:
+            out = out + est.predict_proba(x)
+        return out / len(self.estimators_)
+
+    def params_json(self) -> dict[str, Any]:
+        return {"estimator": self.estimator.describe()}
+
+    @classmethod
+    def params_from_json(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        return {"estimator": load_estimator(Path("."), raw["estimator"])}
+
+    def state(self, folder: Path, name: str) -> dict[str, Any]:
+        return {"estimators": [save_estimator(e, folder, f"{name}-fold{i}") for i, e in enumerate(self.estimators_)]}
+
+    def restore(self, folder: Path, state: dict[str, Any]) -> None:
+        self.estimators_ = [load_estimator(folder, doc) for doc in state["estimators"]]
+
+
+ESTIMATORS: dict[str, type[Estimator]] = {cls.kind: cls for cls in (
+    LogisticEstimator, OrdinalLogisticEstimator, NetworkEstimator, EnsembleEstimator, CrossFitted)}
+"""kind -> class: every estimator kind (``calibrated_qrels.estimators`` names the first four) and every kind a
+model folder may hold."""
+
+
+def save_estimator(est: Estimator, folder: Path, name: str = "estimator") -> dict[str, Any]:
+    """A fitted estimator as a JSON document (the files it needs are written into ``folder``)."""
+    return {**est.describe(), "name": est.name, "state": est.state(folder, name)}
+
+
+def load_estimator(folder: Path, doc: dict[str, Any]) -> Estimator:
+    """The estimator a document of :func:`save_estimator` describes (unfitted without ``state``: an
+    :meth:`~autograde.calibrated.estimators.Estimator.describe` document)."""
+    cls = ESTIMATORS.get(str(doc.get("kind")))
+    if cls is None:
+        problems = Problems()
+        problems.add(folder / "model.json", None, f"unknown estimator kind {doc.get('kind')!r}",
+                     f"refit the model with this version (kinds: {', '.join(sorted(ESTIMATORS))})")
+        problems.raise_if_any()
+        raise AssertionError("unreachable")
+    est = cls(**cls.params_from_json(doc["params"]))
+    if "state" in doc:
+        est.restore(folder, doc["state"])
+    return est

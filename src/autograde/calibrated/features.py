@@ -36,7 +36,8 @@ from autograde.core.log import logger
 from autograde.io.trec import read_qrels
 from autograde.pipeline.qrels import passage_labels
 
-__all__ = ["RelevanceFeatures", "SourceData", "SourceEncoding", "encode", "features_from_sources", "read_sources"]
+__all__ = ["RelevanceFeatures", "SourceData", "SourceEncoding", "check_against", "encode", "features_from_sources",
+           "read_sources"]
 
 Encoding = Literal["onehot", "ordinal", "both"]
 
@@ -194,15 +195,17 @@ def _training_encoding(src: SourceData, keys: list[PairKey]) -> SourceEncoding:
                           any(k not in src.labels for k in keys), src.extra_names)
 
 
-def _check_against(sources: list[SourceData], encodings: list[SourceEncoding], keys: list[PairKey],
-                   problems: Problems) -> None:
-    """A new collection's sources against a model's encodings: same names, labels the model saw, same features."""
+def check_against(sources: list[SourceData], encodings: list[SourceEncoding], keys: list[PairKey],
+                   problems: Problems, given: list[str] | None = None) -> None:
+    """A new collection's sources against a model's encodings: same names, labels the model saw, same features.
+    ``given``: the names of every source given (also those the model does not use), for the message."""
     have = {s.name: s for s in sources}
+    given = sorted(given if given is not None else have)
     for enc in encodings:
         src = have.get(enc.name)
         if src is None:
             problems.add("sources", None, f"the model needs source {enc.name!r}, which none of the given files has "
-                         f"(given: {', '.join(sorted(have)) or 'none'})",
+                         f"(given: {', '.join(given) or 'none'})",
                          f"add the {enc.name} output of the new collection (a qrels file named {enc.name}.qrel or a "
                          f"grades table with grader {enc.name})")
             continue
@@ -229,6 +232,7 @@ def encode(sources: list[SourceData], mode: Encoding, encodings: list[SourceEnco
     the sources are matched by name, every encoding's source must be there (an extra source is ignored with a
     warning) and its labels must be ones the model saw.
     """
+    given = [s.name for s in sources]
     if encodings is not None:
         wanted = {e.name for e in encodings}
         extra = sorted(s.name for s in sources if s.name not in wanted)
@@ -240,7 +244,7 @@ def encode(sources: list[SourceData], mode: Encoding, encodings: list[SourceEnco
     if encodings is None:
         encodings = [_training_encoding(s, keys) for s in sources]
     else:
-        _check_against(sources, encodings, keys, problems)
+        check_against(sources, encodings, keys, problems, given)
         if not keys and not problems:
             problems.add("sources", None, "the sources label no passage", "give the new collection's graders' outputs")
     problems.raise_if_any()

@@ -1,36 +1,47 @@
-"""Fitting a calibrated-qrels model: candidate estimators, selection by cross-validation grouped by query on the
-training collection only, per-level thresholds tuned on the same held-out predictions, and the final refit.
+"""Fitting a calibrated-qrels model: every candidate estimator cross-fitted on folds grouped by query, one of them
+selected by the one-standard-error rule, thresholds cross-fitted.
 
-Every candidate (the network, its seed ensemble, logistic and ordinal logistic regression for every C of the
-grid) predicts each training passage from a model that never saw its query (``selection_folds`` folds grouped
-by query, seeded). Per candidate, the per-level thresholds are tuned on those held-out predictions
-(:mod:`autograde.calibrated.thresholds`) and the candidate is scored by the binary kappa (level >=
-``relevant_level``) of the labels they give; the best candidate (the first in the configured order on a tie)
-is refitted on every training passage and keeps those thresholds. Used inside each outer fold of
-:mod:`autograde.calibrated.cv`, this is nested cross-validation.
+The candidates are the kinds ``cfg.estimators`` names, each built by its registered class
+(:data:`autograde.calibrated.estimators.ESTIMATORS`, ``from_config``). The rule, and why:
+
+1. Every candidate is fitted on ``selection_folds`` folds of the training passages grouped by query (seeded) and
+   predicts each passage from the fold model that never saw its query (:class:`autograde.calibrated.estimators.
+   CrossFitted`); its per-level thresholds are tuned on those out-of-fold predictions, and its binary kappa
+   (level >= ``relevant_level``) is measured on every fold.
+2. The deployed candidate is the simplest one whose mean kappa over the folds is within one standard error of the
+   best candidate's (the one-standard-error rule of Breiman, Friedman, Olshen and Stone, 1984; simplest:
+   :meth:`~autograde.calibrated.estimators.Estimator.complexity`, plain logistic regression first). The
+   candidates' kappas differ by less than the fold-to-fold noise, and picking the best mean chased that noise (a
+   different estimator for every seed on DL20, and labels that transferred worse than plain logistic regression);
+   a more complex candidate is deployed only when its gain is larger than the noise, so the same sources give
+   the same kind of model whatever the seed. It is the mean of its fold models (no refit: the models whose held-out
+   predictions were scored are the ones deployed).
+3. The thresholds are the ones tuned on its out-of-fold predictions, checked on the deployed model's own
+   predictions of the training passages, and moved where a level's share leaves the band there
+   (:func:`autograde.calibrated.thresholds.cross_fitted_thresholds`).
+
+Used inside each outer fold of :mod:`autograde.calibrated.cv`, this is nested cross-validation.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from autograde.calibrated.estimators import LogisticEstimator, NetworkEstimator, RelevanceEstimator
+from autograde.calibrated.estimators import ESTIMATORS, CrossFitted, Estimator, GroupSplit
 from autograde.calibrated.features import RelevanceFeatures
-from autograde.calibrated.model import CalibratedQrelsModel, output_labels
-from autograde.calibrated.thresholds import tune_thresholds
+from autograde.calibrated.model import CalibratedQrelsModel
+from autograde.calibrated.thresholds import Thresholds, cross_fitted_thresholds, level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.errors import Problems
 from autograde.core.log import logger, progress
 from autograde.core.stats import binary_kappa
 from autograde.io.trec import Qrels
-from autograde.rubric.train import group_folds
 
-__all__ = ["Candidate", "FitResult", "TrainingRows", "candidates", "fit_calibrated", "training_rows"]
+__all__ = ["Candidate", "FitResult", "TrainingRows", "candidates", "fit_calibrated", "one_standard_error",
+           "training_rows"]
 
 
 @dataclass
@@ -42,8 +53,10 @@ class TrainingRows:
     groups: np.ndarray
 
 
-def training_rows(features: RelevanceFeatures, judgments: Qrels, levels: list[int], where: str) -> TrainingRows:
-    """Rows of ``features`` with a judgment; a judged level outside ``levels`` is an input error."""
+def training_rows(features: RelevanceFeatures, judgments: Qrels, levels: list[int], where: str,
+                  every_level: bool = False) -> TrainingRows:
+    """Rows of ``features`` with a judgment; a judged level outside ``levels`` is an input error, and so is (with
+    ``every_level``) a level of ``levels`` no passage is judged at: a model could not learn it."""
     problems = Problems()
     rows, answers = [], []
     for i, (q, d) in enumerate(features.keys):
@@ -59,137 +72,104 @@ def training_rows(features: RelevanceFeatures, judgments: Qrels, levels: list[in
     if not rows and not problems:
         problems.add(where, None, "no judged passage appears in the sources",
                      "give judgments for the same query and passage ids as the sources")
+    missing = [lv for i, lv in enumerate(levels) if i not in set(answers)]
+    if every_level and rows and missing:
+        problems.add(where, None, f"no judged passage of the sources is at level(s) {', '.join(map(str, missing))} "
+                     f"(levels {levels}): the model could not label them",
+                     "give judgments at every level, or set calibrated_qrels.levels to the levels judged")
     problems.raise_if_any()
     r = np.array(rows, dtype=np.int64)
     return TrainingRows(r, np.array(answers, dtype=np.int64), np.array([features.keys[i][0] for i in r], dtype=object))
 
 
+def candidates(cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
+    """The unfitted candidates ``cfg.estimators`` names, in that order (the regressions once per C)."""
+    return [est for kind in cfg.estimators for est in ESTIMATORS[kind].from_config(cfg, n_levels)]
+
+
 @dataclass
 class Candidate:
-    """A named way to make an estimator (``make()`` returns an unfitted one)."""
+    """One candidate alone, deployable: its fold models and its own cross-fitted thresholds."""
 
-    name: str
-    kind: str
-    make: Callable[[], RelevanceEstimator]
-    seeds: tuple[int, ...] = ()
+    estimator: CrossFitted
+    thresholds: Thresholds
 
 
-def candidates(cfg: CalibratedQrelsConfig, n_levels: int) -> list[Candidate]:
-    """The estimators ``cfg.estimators`` names, in that order (regressions once per C of ``logistic_c``)."""
-    out: list[Candidate] = []
-    seed = cfg.seed
-    def network(seeds: tuple[int, ...]) -> Callable[[], RelevanceEstimator]:
-        return lambda: NetworkEstimator(n_levels, cfg.network, seeds)
+@dataclass
+class FitResult:
+    """The deployed model, the selection table (one row per candidate), every candidate alone."""
 
-    def regression(c: float, ordinal: bool) -> Callable[[], RelevanceEstimator]:
-        return lambda: LogisticEstimator(n_levels, c, ordinal)
-
-    for kind in cfg.estimators:
-        if kind == "network":
-            out.append(Candidate("network", kind, network((seed,)), (seed,)))
-        elif kind == "ensemble":
-            seeds = tuple(range(seed, seed + cfg.ensemble_size))
-            out.append(Candidate(f"ensemble of {cfg.ensemble_size}", kind, network(seeds), seeds))
-        else:
-            out += [Candidate(f"{kind} C={c:g}", kind, regression(c, kind == "ordinal_logistic")) for c in cfg.logistic_c]
-    return out
-
-
-class _Networks:
-    """Per-seed networks fitted once and shared by ``network`` and ``ensemble`` (the ensemble's first seed is the
-    network): held-out predictions per (folds, seed) and final fits per seed."""
-
-    def __init__(self, cfg: CalibratedQrelsConfig, n_levels: int) -> None:
-        self.cfg, self.n_levels = cfg, n_levels
-        self.fits: dict[tuple[str, int], NetworkEstimator] = {}
-
-    def get(self, tag: str, seed: int, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> NetworkEstimator:
-        key = (tag, seed)
-        if key not in self.fits:
-            self.fits[key] = NetworkEstimator(self.n_levels, self.cfg.network, (seed,)).fit(x, y, groups)
-        return self.fits[key]
-
-    def combined(self, tag: str, seeds: tuple[int, ...], x: np.ndarray, y: np.ndarray, groups: np.ndarray
-                 ) -> NetworkEstimator:
-        """The seeds' networks as one estimator (all members averaged)."""
-        parts = [self.get(tag, s, x, y, groups) for s in seeds]
-        if len(parts) == 1:
-            return parts[0]
-        import copy
-
-        model = copy.copy(parts[0].model)
-        model.members = [m for p in parts for m in p.model.members]
-        model.reports = [r for p in parts for r in p.model.reports]
-        return NetworkEstimator(self.n_levels, self.cfg.network, seeds, model)
-
-
-def _fit(cand: Candidate, nets: _Networks, tag: str, x: np.ndarray, y: np.ndarray, g: np.ndarray
-         ) -> RelevanceEstimator:
-    if cand.kind in ("network", "ensemble"):
-        return nets.combined(tag, cand.seeds, x, y, g)
-    return cand.make().fit(x, y, g)
-
-
-def _held_out(cand: Candidate, nets: _Networks, x: np.ndarray, y: np.ndarray, g: np.ndarray, folds: np.ndarray
-              ) -> np.ndarray:
-    probs = np.zeros((len(y), nets.n_levels))
-    for f in sorted(set(folds.tolist())):
-        tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        probs[te] = _fit(cand, nets, f"inner{f}", x[tr], y[tr], g[tr]).predict_proba(x[te])
-    return probs
+    model: CalibratedQrelsModel
+    selection: list[dict[str, Any]]
+    candidates: dict[str, Candidate] = field(default_factory=dict)
 
 
 def _log_loss(probs: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(np.log(np.clip(probs[np.arange(len(y)), y], 1e-12, None))))
 
 
-@dataclass
-class FitResult:
-    """The selected model, the selection table, and (on request) every candidate refitted with its thresholds."""
+def one_standard_error(means: list[float], errors: list[float], complexity: list[tuple[float, ...]]) -> int:
+    """Index of the simplest candidate whose mean is at least the best mean minus the best's standard error.
 
-    model: CalibratedQrelsModel
-    selection: list[dict[str, Any]]
-    refitted: dict[str, tuple[RelevanceEstimator, tuple[float, ...]]] = field(default_factory=dict)
-    training_labels: np.ndarray | None = None
-
-
-def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judgments: Qrels,
-                   refit_all: bool = False) -> FitResult:
-    """Select, tune and fit on every judged passage of ``features`` (module doc); deterministic for a seed."""
-    levels = list(cfg.levels)
-    data = training_rows(features, judgments, levels, cfg.judgments or "judgments")
-    x, y, g = features.matrix[data.rows], data.answers, data.groups
-    rel_index = levels.index(cfg.relevant_level) if cfg.relevant_level in levels else len(levels)
-    folds = group_folds(g, cfg.selection_folds, [cfg.seed, 2])
-    nets = _Networks(cfg, len(levels))
-    table: list[dict[str, Any]] = []
-    tuned: dict[str, tuple[float, ...]] = {}
-    cands = candidates(cfg, len(levels))
-    for cand in progress(cands, desc="selecting the calibrated estimator", unit="candidates"):
-        probs = _held_out(cand, nets, x, y, g, folds)
-        taus = tune_thresholds(probs, y)
-        labels = output_labels(probs, tuple(range(len(levels))), rel_index, taus, "threshold")
-        kappa = binary_kappa(labels >= rel_index, y >= rel_index)
-        tuned[cand.name] = taus
-        table.append({"estimator": cand.name, "kappa": kappa, "log_loss": _log_loss(probs, y),
-                      "thresholds": list(taus)})
-        logger.info("selection: %s held-out kappa %.4f log-loss %.4f", cand.name, kappa, table[-1]["log_loss"])
-    scores = [-math.inf if math.isnan(float(r["kappa"])) else float(r["kappa"]) for r in table]
+    >>> one_standard_error([0.30, 0.32, 0.31], [0.02, 0.03, 0.01], [(0,), (2,), (1,)])
+    0
+    >>> one_standard_error([0.25, 0.32], [0.02, 0.03], [(0,), (1,)])
+    1
+    """
+    scores = [-np.inf if np.isnan(m) else m for m in means]
     best = int(np.argmax(scores))
-    table[best]["selected"] = True
-    best_name = str(table[best]["estimator"])
-    chosen = {c.name: c for c in candidates(cfg, len(levels))}
-    refit_names = list(chosen) if refit_all else [best_name]
-    refitted = {n: (_fit(chosen[n], nets, "all", x, y, g), tuned[n]) for n in refit_names}
-    estimator, taus = refitted[best_name]
-    info = _provenance(cfg, features, data)
+    floor = scores[best] - (0.0 if np.isnan(errors[best]) else errors[best])
+    eligible = [i for i, m in enumerate(scores) if m >= floor - 1e-12]
+    return min(eligible, key=lambda i: (complexity[i], i))
+
+
+def _scores(est: CrossFitted, th: Thresholds, y: np.ndarray, rel_index: int, split: GroupSplit) -> dict[str, Any]:
+    """Kappa of the out-of-fold labels per fold, their mean and standard error, pooled kappa, log-loss."""
+    assert est.oof_proba_ is not None
+    per_fold = [binary_kappa(th.oof_labels[te] >= rel_index, y[te] >= rel_index) for _, te in split.split()]
+    defined = np.array([k for k in per_fold if not np.isnan(k)])
+    se = float(defined.std(ddof=1) / np.sqrt(len(defined))) if len(defined) > 1 else float("nan")
+    return {"estimator": est.name, "kind": est.estimator.kind, "fold_kappas": per_fold,
+            "mean_kappa": float(defined.mean()) if len(defined) else float("nan"), "kappa_se": se,
+            "kappa": binary_kappa(th.oof_labels >= rel_index, y >= rel_index),
+            "log_loss": _log_loss(est.oof_proba_, y), "thresholds": list(th.tuned),
+            "deployed_thresholds": list(th.deployed)}
+
+
+def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judgments: Qrels) -> FitResult:
+    """Cross-fit every candidate, select one, set its thresholds, on every judged passage of ``features`` (module
+    doc); deterministic for a seed."""
+    levels = list(cfg.levels)
+    data = training_rows(features, judgments, levels, cfg.judgments or "judgments", every_level=True)
+    x, y = features.matrix[data.rows], data.answers
+    rel_index = levels.index(cfg.relevant_level)
+    split = GroupSplit.of(data.groups, cfg.selection_folds, [cfg.seed, 2])
+    table: list[dict[str, Any]] = []
+    alone: dict[str, Candidate] = {}
+    for est in progress(candidates(cfg, len(levels)), desc="selecting the calibrated estimator", unit="candidates"):
+        fitted = CrossFitted(est, split).fit(x, y)
+        assert fitted.oof_proba_ is not None
+        th = cross_fitted_thresholds(fitted.oof_proba_, fitted.predict_proba(x), y)
+        alone[fitted.name] = Candidate(fitted, th)
+        table.append(_scores(fitted, th, y, rel_index, split))
+        logger.info("candidate %s: held-out kappa %.4f +- %.4f over %d folds (log-loss %.4f)", fitted.name,
+                    table[-1]["mean_kappa"], table[-1]["kappa_se"], len(table[-1]["fold_kappas"]),
+                    table[-1]["log_loss"])
+    chosen = one_standard_error([r["mean_kappa"] for r in table], [r["kappa_se"] for r in table],
+                                [c.estimator.complexity() for c in alone.values()])
+    table[chosen]["selected"] = True
+    picked = list(alone.values())[chosen]
+    logger.info("selected %s (the simplest within one standard error of the best)", picked.estimator.name)
+    info = _provenance(cfg, features, data, picked.thresholds)
     model = CalibratedQrelsModel(list(features.encodings), features.mode, tuple(levels), cfg.relevant_level,
-                                 estimator, taus, {**info, "selection": table})
-    return FitResult(model, table, refitted if refit_all else {})
+                                 picked.estimator, picked.thresholds.deployed, {**info, "selection": table})
+    return FitResult(model, table, alone)
 
 
-def _provenance(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: TrainingRows) -> dict[str, Any]:
-    """Seeds, settings, and the training data's digest and counts (what the model learned from)."""
+def _provenance(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: TrainingRows, th: Thresholds
+                ) -> dict[str, Any]:
+    """Seeds, settings, the training data's digest and counts, and the level shares of the training passages:
+    judged, labelled out of fold, labelled by the deployed model."""
     import hashlib
 
     from autograde.core.ids import content_hash
@@ -198,11 +178,17 @@ def _provenance(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: T
     h.update(np.ascontiguousarray(features.matrix[data.rows]).tobytes())
     h.update(data.answers.tobytes())
     h.update("\n".join(f"{features.keys[i][0]}\t{features.keys[i][1]}" for i in data.rows).encode())
-    counts = np.bincount(data.answers, minlength=len(cfg.levels))
+    levels = list(cfg.levels)
+    lv = np.asarray(levels)
+    counts = np.bincount(data.answers, minlength=len(levels))
     return {"seed": cfg.seed, "settings_hash": content_hash(cfg.model_dump(exclude={"enabled", "sources",
                                                                                       "judgments", "model"})),
             "settings": cfg.model_dump(exclude={"enabled", "model"}),
             "training": {"digest": h.hexdigest(), "judged": len(data.rows), "passages": len(features.keys),
                          "queries": len(set(data.groups.tolist())),
-                         "level_counts": {str(lv): int(c) for lv, c in zip(cfg.levels, counts, strict=True)},
+                         "level_counts": {str(lv): int(c) for lv, c in zip(levels, counts, strict=True)},
+                         "label_shares": {"judged": level_shares(lv[data.answers], levels),
+                                          "out_of_fold": level_shares(lv[th.oof_labels], levels),
+                                          "deployed": level_shares(lv[th.deployed_labels], levels)},
                          "feature_names": list(features.names)}}
+

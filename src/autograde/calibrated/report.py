@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from autograde.calibrated.thresholds import SHARE_FACTOR
+
 __all__ = ["apply_markdown", "cv_markdown", "shares_table"]
 
 
 def _k(value: float | None) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
 
 def shares_table(shares: dict[str, dict[str, float]], columns: dict[str, str]) -> list[str]:
@@ -31,8 +33,10 @@ def cv_markdown(report: dict[str, Any]) -> str:
     lines = [f"## Calibrated qrels: Cohen's kappa against the judgments (level >= {rel})", "",
              f"{report['judged']} judged of {report['passages']} passages, {report['queries']} queries, "
              f"{len(report['sources'])} sources, {report['folds']} folds grouped by query (seed {report['seed']}); "
-             "every estimator is fitted on the training folds and uses thresholds tuned on their held-out "
-             "predictions; a single source uses the threshold best on the training folds.", "",
+             "every candidate estimator is cross-fitted on inner folds of the training folds and uses thresholds "
+             "tuned on its inner held-out predictions; the calibrated labels come from the simplest candidate within one "
+             "standard error of the best on the inner folds; a single source "
+             "uses the threshold best on the training folds.", "",
              "| estimator | " + " | ".join(f"fold {pf['fold']}" for pf in folds) + " | overall |",
              "|---" * (len(folds) + 2) + "|"]
     names = list(o["per_estimator"])
@@ -65,7 +69,20 @@ def cv_markdown(report: dict[str, Any]) -> str:
                                                        "calibrated, judged passages",
                                                        "labels_of_all": "calibrated, all passages"})
         lines.append("")
+    ratios = report.get("share_ratios")
+    if ratios:
+        lines += ["Labelled share / judged share per level (the band: within "
+                  f"{SHARE_FACTOR:g}x): held-out labels of the judged passages; each fold's deployed model on its own "
+                  "training passages (lowest and highest over the folds):", "",
+                  "| level | held out | deployed model, training passages |", "|---|---|---|"]
+        lines += [f"| {lv} | {_r(ratios['held_out'][lv])} | {_r(ratios['training_min'][lv])} .. "
+                  f"{_r(ratios['training_max'][lv])} |" for lv in ratios["held_out"]]
+        lines.append("")
     return "\n".join(lines)
+
+
+def _r(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.2f}"
 
 
 def apply_markdown(report: dict[str, Any]) -> str:
@@ -79,7 +96,8 @@ def apply_markdown(report: dict[str, Any]) -> str:
     if shares:
         lines += shares_table(shares, {"judged": "judged", "labels_of_judged": "calibrated, judged passages",
                                        "labels_of_all": "calibrated, all passages",
-                                       "training_judged": "judged (training collection)"})
+                                       "training_judged": "judged (training collection)",
+                                       "training_deployed": "this model, training collection's judged passages"})
         lines.append("")
     if report.get("kappa") is not None:
         lines += [f"Against the judgments ({report['judged']} judged passages, level >= {report['relevant_level']}): "

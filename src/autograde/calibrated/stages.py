@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from autograde.calibrated.cv import cross_validate_qrels, level_shares, passages_table
+from autograde.calibrated.cv import cross_validate_qrels, passages_table
 from autograde.calibrated.features import RelevanceFeatures, features_from_sources, read_sources
 from autograde.calibrated.fit import fit_calibrated
 from autograde.calibrated.model import CalibratedQrelsModel, load_calibrated_model
 from autograde.calibrated.report import apply_markdown, cv_markdown
+from autograde.calibrated.thresholds import level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.log import logger
 from autograde.io.trec import Qrels, read_qrels, write_qrels
@@ -33,13 +34,14 @@ def _as_qrels(features: RelevanceFeatures, labels: np.ndarray) -> Qrels:
     return qrels
 
 
-def _write(out_json: str | Path, out_md: str | Path | None, out_table: str | Path | None, report: dict[str, Any],
+def _write(out_json: str | Path | None, out_md: str | Path | None, out_table: str | Path | None, report: dict[str, Any],
            markdown: str, table: Any) -> None:
     from autograde.core.tables import write_table
     from autograde.core.text import atomic_write_text
     from autograde.rubric.report import write_json
 
-    write_json(out_json, report)
+    if out_json:
+        write_json(out_json, report)
     if out_md:
         atomic_write_text(out_md, markdown)
     if out_table:
@@ -93,11 +95,12 @@ def apply_model(model: CalibratedQrelsModel, sources: list[str], output: str, ju
     shares: dict[str, dict[str, float]] = {}
     if output != "probability":
         shares["labels_of_all"] = level_shares(labels, levels)
-        counts = report["training"].get("level_counts")
-        if counts:
-            total = sum(counts.values()) or 1
-            shares["training_judged"] = {lv: c / total for lv, c in counts.items()}
+        training = report["training"].get("label_shares", {})
+        if training:
+            shares["training_judged"] = training["judged"]
+            shares["training_deployed"] = training["deployed"]
     if judgments is not None:
+        _check_levels(judgments, features.keys, levels)
         from autograde.core.stats import binary_kappa, cohen_kappa
 
         judged = [(i, judgments[q][d]) for i, (q, d) in enumerate(features.keys) if d in judgments.get(q, {})]
@@ -115,10 +118,26 @@ def apply_model(model: CalibratedQrelsModel, sources: list[str], output: str, ju
     return _as_qrels(features, labels), report, table
 
 
-def run_apply(model_dir: str | Path, sources: list[str], out_qrels: str | Path, out_json: str | Path,
+def _check_levels(judgments: Qrels, keys: list[tuple[str, str]], levels: list[int]) -> None:
+    """Judgments of the collection at a level the model was not fitted with: an error, not a silent shift."""
+    from collections import Counter
+
+    from autograde.core.errors import Problems
+
+    unknown = Counter(judgments[q][d] for q, d in keys if d in judgments.get(q, {}) and judgments[q][d] not in levels)
+    if unknown:
+        problems = Problems()
+        problems.add("judgments", None, f"{sum(unknown.values())} judged passage(s) at level(s) "
+                     f"{', '.join(map(str, sorted(unknown)))}, which the model was not fitted with (levels "
+                     f"{', '.join(map(str, levels))})", "refit the model with judgments on the same scale, or give "
+                     "judgments on the model's scale")
+        problems.raise_if_any()
+
+
+def run_apply(model_dir: str | Path, sources: list[str], out_qrels: str | Path, out_json: str | Path | None = None,
               out_md: str | Path | None = None, out_table: str | Path | None = None, output: str = "threshold",
               judgments: str | None = None) -> dict[str, Any]:
-    """Load a model folder, label the new sources, write qrels, report and table."""
+    """Load a model folder, label the new sources, write the qrels (and the report and table when asked)."""
     model = load_calibrated_model(model_dir)
     qrels, report, table = apply_model(model, list(sources), output, read_qrels(judgments) if judgments else None)
     report["model"] = str(model_dir)

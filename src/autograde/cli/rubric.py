@@ -4,13 +4,12 @@ Examples::
 
     autograde rubric fit --config config/rubric/example.yaml --model results/rubric/model.pt \\
         --report results/rubric/fit.json
-    autograde rubric predict --model results/rubric/model.pt --rubric config/rubric/dialogue.yaml \\
-        --llm new_llm.tsv --judge 3 --judge newcomer --out results/rubric/predictions.parquet
+    autograde rubric predict --model results/rubric/model.pt --llm new_llm.tsv --judge 3 --judge newcomer --out results/rubric/predictions.parquet
     autograde rubric evaluate --config config/rubric/example.yaml --out results/rubric/evaluation.json \\
         --md results/rubric/evaluation.md --seeds 0 1 2
     autograde rubric calibrate-qrels fit --config config/rubric/example.yaml --model results/calibrated_qrels/model
     autograde rubric calibrate-qrels apply --model results/calibrated_qrels/model --source new/Sun.qrel ... \\
-        --out results/qrels/calibrated/threshold-2.qrels --report results/calibrated_qrels/apply.json
+        --out results/qrels/calibrated/threshold-2.qrels
 
 Settings come from the ``rubric:`` (and ``calibrated_qrels:``) section of ``--config``; the options given on
 the command line override them. Input errors name the file, the line and the fix; they propagate as
@@ -75,7 +74,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     _threads(args)
     cfg = read_section(section_file(args), "rubric")
-    rubric = args.rubric or cfg.get("rubric") or "config/rubric/dialogue.yaml"
+    rubric = args.rubric or cfg.get("rubric")  # None: the bundled rubric
     run_predict(args.model, rubric, args.llm, args.out, args.judge, args.llm_format)
     return 0
 
@@ -97,7 +96,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if raw.get("rubric") and raw["rubric"] != cfg.rubric:
             from autograde.core.errors import ConfigError
 
-            raise ConfigError(f"{args.test}: rubric.rubric is {raw['rubric']}, the training set's is {cfg.rubric} "
+            train_rubric = cfg.rubric or "the bundled dialogue rubric"
+            raise ConfigError(f"{args.test}: rubric.rubric is {raw['rubric']}, the training set's is {train_rubric} "
                               "(fix: evaluate with the rubric the model is trained with)")
         cfg = cfg.model_copy(update={"test": test})
     if cfg.test is not None:
@@ -187,13 +187,19 @@ def _calibrated_options(p: argparse.ArgumentParser, training: bool) -> None:
     if training:
         p.add_argument("--judgments", help="human qrels the estimators learn")
         p.add_argument("--seed", type=int, help="seed of folds and networks (default 0)")
-        p.add_argument("--estimator", action="append", choices=["network", "ensemble", "logistic", "ordinal_logistic"],
-                       help="a candidate estimator (repeatable; default: all four, selected by grouped CV)")
+        from typing import get_args
+
+        from autograde.config.rubric import EstimatorKind
+
+        p.add_argument("--estimator", action="append", choices=list(get_args(EstimatorKind)),
+                       help="a candidate estimator (repeatable; default: logistic, ordinal_logistic, network; the "
+                       "simplest within one standard error of the best by grouped CV is deployed)")
 
 
 def _inputs(p: argparse.ArgumentParser) -> None:
     add_config_option(p, "rubric")
-    p.add_argument("--rubric", help="rubric YAML (default: config/rubric/dialogue.yaml)")
+    p.add_argument("--rubric", help="rubric YAML (default: the config's, else LLM-RUBRIC's dialogue rubric bundled "
+                   "with autograde)")
     p.add_argument("--llm", help="LLM answer distributions (LLM-RUBRIC TSV, long table or grades parquet)")
     p.add_argument("--human", help="human answers (LLM-RUBRIC TSV or long table)")
     p.add_argument("--texts", help="optional TSV with a text_id column: use only these texts")
@@ -218,7 +224,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r = add_command(sub, "predict", "each judge's distribution and expected answer for new texts")
     add_config_option(r, "rubric")
     r.add_argument("--model", required=True, help="model written by 'rubric fit'")
-    r.add_argument("--rubric", help="the rubric the model was fitted with")
+    r.add_argument("--rubric", help="the rubric the model was fitted with (default: the config's, else the bundled "
+                   "dialogue rubric)")
     r.add_argument("--llm", required=True, help="LLM distributions of the texts to predict")
     r.add_argument("--llm-format", default="auto", choices=["auto", "synthetic", "long", "grades"],
                    help="format of --llm (default: detected from its columns)")
@@ -278,7 +285,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ca.add_argument("--judgments", help="optional human qrels of the new collection: kappa in the report")
     ca.add_argument("--output", choices=["threshold", "expected", "probability"], help="exported label")
     ca.add_argument("--out", required=True, help="output qrels")
-    ca.add_argument("--report", required=True, help="output JSON report (label distribution, kappa if judged)")
+    ca.add_argument("--report", help="also write the JSON report (label distribution, kappa if judged)")
     ca.add_argument("--md", help="also write the Markdown report")
     ca.add_argument("--table", help="also write per-passage probabilities (parquet)")
     ca.add_argument("--quiet", action="store_true", help="do not print the report")

@@ -1,7 +1,6 @@
 """The ``rubric:`` and ``calibrated_qrels:`` sections of the experiment config.
 
->>> cfg = RubricConfig.model_validate({"rubric": "config/rubric/dialogue.yaml",
-...                                    "llm": "llm.tsv", "human": "human.tsv"})
+>>> cfg = RubricConfig.model_validate({"llm": "llm.tsv", "human": "human.tsv"})
 >>> cfg.enabled, cfg.network.hidden1, cfg.evaluation.folds, len(cfg.evaluation.seeds)
 (True, 25, 5, 10)
 
@@ -98,8 +97,8 @@ class RubricConfig(_Section):
     """LLM-RUBRIC: judge-personalized calibration of an LLM's rubric answers (Hashemi et al., ACL 2024)."""
 
     enabled: bool = Field(default=True, description="build the rubric targets in 'rule all'")
-    rubric: str = Field(default="config/rubric/dialogue.yaml", description="rubric YAML (questions, options, main "
-                        "task, NA)")
+    rubric: str | None = Field(default=None, description="rubric YAML (questions, options, main task, NA); not "
+                               "given: LLM-RUBRIC's dialogue rubric bundled with autograde")
     llm: str = Field(default="", description="LLM answer distributions: LLM-RUBRIC's TSV, our long table or a "
                      "grades parquet")
     llm_format: Literal["auto", "synthetic", "long", "grades"] = Field(default="auto", description="format of 'llm' "
@@ -135,11 +134,14 @@ EstimatorKind = Literal["network", "ensemble", "logistic", "ordinal_logistic"]
 
 
 def _default_estimators() -> list[EstimatorKind]:
-    return ["logistic", "ordinal_logistic", "network", "ensemble"]
+    # no seed ensemble: the deployed network already averages its fold models (members x folds networks)
+    return ["logistic", "ordinal_logistic", "network"]
 
 
 def _default_relevance_network() -> Hyperparameters:
-    return Hyperparameters(members=3, judge_l2=0.0, patience=5, batch_size=128, personalized=False)
+    # one question (the level): pre-training on every question would train the same objective twice
+    return Hyperparameters(members=3, judge_l2=0.0, patience=5, batch_size=128, personalized=False,
+                           pretrain_epochs=0)
 
 
 class CalibratedQrelsConfig(_Section):
@@ -166,22 +168,28 @@ class CalibratedQrelsConfig(_Section):
     seed: int = Field(default=0, description="seed of the fold assignment and the networks")
     output: Literal["expected", "threshold", "probability"] = Field(
         default="threshold", description="exported label: threshold: the highest level L with P(level >= L) >= "
-        "tau_L (one threshold per level, tuned on held-out training predictions); expected: round(expected "
-        "level); probability: round(100 * P(level >= relevant_level))")
+        "tau_L (one threshold per level, tuned on held-out training predictions and moved where the deployed "
+        "model's labels of the training passages leave a level's share band); expected: round(expected level); "
+        "probability: round(100 * P(level >= relevant_level))")
     estimators: list[EstimatorKind] = Field(
         default_factory=_default_estimators, min_length=1,
-        description="candidate estimators, selected by cross-validation grouped by query on the training passages "
-        "(binary kappa at relevant_level; the first listed wins a tie): network: LLM-RUBRIC's network; ensemble: "
-        "the mean of ensemble_size networks with consecutive seeds; logistic / ordinal_logistic: L2-regularized "
-        "multinomial / cumulative (level >= L) logistic regression, one candidate per C of logistic_c")
+        description="candidate estimators, each fitted on selection_folds folds of the training passages grouped "
+        "by query; the deployed one is the simplest (logistic, ordinal_logistic, network, ensemble; smaller C "
+        "first) whose held-out binary kappa is within one standard error of the best: network: LLM-RUBRIC's "
+        "network; ensemble: the mean of ensemble_size networks with consecutive seeds; logistic / "
+        "ordinal_logistic: L2-regularized multinomial / cumulative (level >= L) logistic regression, one "
+        "candidate per C of logistic_c")
     ensemble_size: int = Field(default=5, ge=2, description="networks (seeds) in the 'ensemble' estimator")
-    logistic_c: list[float] = Field(default_factory=lambda: [0.01, 0.1, 1.0, 10.0], min_length=1,
-                                    description="inverse L2 strengths C tried for the logistic regressions")
-    selection_folds: int = Field(default=5, ge=2, description="folds (grouped by query) of the selection inside the "
-                                 "training passages; their held-out predictions also tune the thresholds")
+    logistic_c: list[float] = Field(default_factory=lambda: [1.0], min_length=1,
+                                    description="inverse L2 strengths C of the logistic regressions (one candidate "
+                                    "each)")
+    selection_folds: int = Field(default=5, ge=2, description="folds (grouped by query) of the training passages: "
+                                 "every candidate is fitted once per fold; the held-out predictions score the "
+                                 "candidates and tune the thresholds; the deployed model averages its fold models")
     network: Hyperparameters = Field(
         default_factory=_default_relevance_network,
-        description="network and training (one judge, the assessor: no judge-specific weights)")
+        description="network and training (one judge, the assessor: no judge-specific weights; one question, the "
+        "level: no pre-training phase)")
 
     @field_validator("levels")
     @classmethod
@@ -203,6 +211,9 @@ class CalibratedQrelsConfig(_Section):
                 raise ValueError("calibrated_qrels.sources (the new collection's graders' outputs) are required with "
                                  "'model'")
             return self
+        if self.relevant_level not in self.levels[1:]:
+            raise ValueError(f"relevant_level {self.relevant_level} must be one of the levels above the lowest "
+                             f"({', '.join(map(str, self.levels[1:]))})")
         if self.enabled and (not self.sources or not self.judgments):
             raise ValueError("calibrated_qrels.sources and calibrated_qrels.judgments are required when enabled "
                              "(or give 'model' to apply a fitted model)")

@@ -16,9 +16,9 @@ import numpy as np
 
 from autograde.config.rubric import Hyperparameters, SelectionSettings
 from autograde.core.log import logger
-from autograde.rubric.dataset import CalibrationData
+from autograde.rubric.dataset import CalibrationData, group_folds
 from autograde.rubric.tables import MISSING
-from autograde.rubric.train import fit, group_folds
+from autograde.rubric.train import fit
 
 __all__ = ["CrossValidated", "cross_validate", "main_log_loss", "select_hyperparameters"]
 

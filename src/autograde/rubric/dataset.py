@@ -19,7 +19,8 @@ from autograde.core.log import logger
 from autograde.rubric.definition import Rubric
 from autograde.rubric.tables import MISSING, Annotation, HumanAnswers, LlmAnswers
 
-__all__ = ["CalibrationData", "build_dataset", "expected_values", "feature_names", "prediction_rows", "text_features"]
+__all__ = ["CalibrationData", "build_dataset", "expected_values", "feature_names", "group_folds", "prediction_rows",
+           "text_features"]
 
 
 @dataclass(frozen=True)
@@ -123,9 +124,9 @@ def build_dataset(rubric: Rubric, llm: LlmAnswers, human: HumanAnswers, notes: t
         extra.append(f"dropped {no_answer} annotation(s) without any answer")
     if human.screened_out:
         extra.append(f"screened out {human.screened_out} annotation(s) (screening column != 1)")
-    extra += [n for n in human.notes if n not in extra]
-    for note in extra:
+    for note in extra[len(notes):]:  # logged once: the caller logs ``notes``, the human-table reader its own
         logger.info("%s", note)
+    extra += [n for n in human.notes if n not in extra]
     n = len(keep)
     feats = np.stack([text_features(rubric, llm, a.text_id) for a in keep]) if n else np.zeros(
         (0, len(feature_names(rubric))), np.float32)
@@ -163,3 +164,14 @@ def prediction_rows(rubric: Rubric, llm: LlmAnswers, judges: list[str]) -> Calib
         feature_names=feature_names(rubric),
         notes=_notes(llm, []),
     )
+
+
+def group_folds(groups: np.ndarray, k: int, seed: int | list[int]) -> np.ndarray:
+    """Fold (0..k-1) of every row: the distinct groups, sorted then shuffled by ``seed``, dealt round-robin.
+
+    Sorting first makes the assignment independent of row order; a group never spans two folds.
+    """
+    uniq = np.array(sorted(set(groups.tolist())), dtype=object)
+    order = np.random.default_rng(seed).permutation(len(uniq))
+    fold_of = {g: i % k for i, g in enumerate(uniq[order])}
+    return np.array([fold_of[g] for g in groups], dtype=np.int64)

@@ -6,7 +6,7 @@
 >>> r.option_counts, r.question("Q1").values, r.input_ids
 ((3, 2), (1.0, 2.0), ('Q0', 'Q1'))
 
-YAML (see ``config/rubric/dialogue.yaml``)::
+YAML (the bundled :data:`BUNDLED_RUBRIC`, LLM-RUBRIC's dialogue rubric, used when no rubric is given)::
 
     name: llm-rubric-dialogue
     main: Q0
@@ -36,7 +36,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from autograde.core.errors import Problems, UnknownNameError
 
-__all__ = ["Question", "Rubric", "load_rubric"]
+__all__ = ["BUNDLED_RUBRIC", "Question", "Rubric", "load_rubric", "rubric_file"]
+
+BUNDLED_RUBRIC = Path(__file__).resolve().parent / "dialogue.yaml"
+"""LLM-RUBRIC's dialogue rubric (Q0..Q8), installed with the package: the rubric when none is given."""
+
+
+def rubric_file(path: str | Path | None) -> Path:
+    """The rubric YAML to read: ``path``, or the bundled one when it is not given."""
+    return Path(path) if path else BUNDLED_RUBRIC
 
 
 class Question(BaseModel):
@@ -128,19 +136,21 @@ class Rubric(BaseModel):
         return qid in self.ids
 
 
-def load_rubric(path: str | Path) -> Rubric:
-    """Read and validate a rubric YAML; every problem is reported with its file, line and fix."""
+def load_rubric(path: str | Path | None = None) -> Rubric:
+    """Read and validate a rubric YAML (the bundled one when ``path`` is not given); every problem is reported
+    with its file, line and fix."""
     from autograde.core.yamlfile import read_yaml, yaml_key_lines
 
     problems = Problems()
-    p = Path(path)
+    p = rubric_file(path)
     if not p.is_file():
-        problems.add(p, None, "rubric file not found", "check the path (example: config/rubric/dialogue.yaml)")
+        problems.add(p, None, "rubric file not found", "check the path (a relative path starts at the working "
+                     f"directory, {Path.cwd()}), or give no rubric to use the bundled dialogue rubric")
         problems.raise_if_any()
     raw = read_yaml(p, "rubric")
     if not isinstance(raw, dict):
         problems.add(p, 1, "a rubric must be a mapping with 'main' and 'questions'",
-                     "see config/rubric/dialogue.yaml for the format")
+                     f"see the bundled rubric for the format ({BUNDLED_RUBRIC})")
         problems.raise_if_any()
     lines = {k[1]: v for k, v in yaml_key_lines(p).items() if len(k) == 2 and k[0] == "questions"}
     for i, q in enumerate(raw.get("questions") or []):

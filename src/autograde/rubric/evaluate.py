@@ -111,8 +111,9 @@ def _seed_run(data: CalibrationData, hp: Hyperparameters, folds: int, seed: int,
 
 
 def _summary(values: list[float]) -> dict[str, float]:
-    arr = np.array([v for v in values if not math.isnan(v)])
-    if len(arr) == 0:
+    """Mean and sd over seeds; NaN when any seed's value is undefined (a constant's correlation)."""
+    arr = np.array(values, dtype=np.float64)
+    if len(arr) == 0 or np.isnan(arr).any():
         return {"mean": float("nan"), "std": float("nan")}
     return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0}
 
@@ -144,6 +145,13 @@ def _permutation(data: CalibrationData, run: SeedRun, baseline: str, settings: E
                 "p_value": r["p_value"], "n": r["n_queries"]} for m, r in res.items()}
 
 
+def _above(network: list[float], baseline: list[float]) -> bool | None:
+    """Whether the network's value is above the baseline's in every seed (None where either is undefined)."""
+    if any(math.isnan(v) for v in [*network, *baseline]):
+        return None
+    return all(a > b for a, b in zip(network, baseline, strict=True))
+
+
 def evaluate(data: CalibrationData, hp: Hyperparameters, settings: EvaluationSettings,
              selection: SelectionSettings | None = None) -> Evaluation:
     """Cross-validate over ``settings.seeds`` and score the network and every baseline (see module doc)."""
@@ -173,8 +181,8 @@ def evaluate(data: CalibrationData, hp: Hyperparameters, settings: EvaluationSet
     options = list(per_seed[0]["calibration"])
     calibration = {v: {m: _summary([ps["calibration"][v][m] for ps in per_seed]) for m in ("smece", "binned_ece")}
                    for v in options}
-    above = {s: all(ps["scores"][NETWORK][main_q]["pearson"] > ps["scores"][s][main_q]["pearson"] for ps in per_seed)
-             for s in baselines}
+    above = {s: _above([ps["scores"][NETWORK][main_q]["pearson"] for ps in per_seed],
+                       [ps["scores"][s][main_q]["pearson"] for ps in per_seed]) for s in baselines}
     report = {
         "main": main_q, "questions": list(data.questions), "rows": len(data),
         "texts": len(set(data.text_ids.tolist())), "judges": len(set(data.judges.tolist())),
@@ -218,8 +226,8 @@ def predictions_table(data: CalibrationData, runs: list[SeedRun]) -> pd.DataFram
 
 
 def _fmt(s: dict[str, float], digits: int = 3) -> str:
-    if math.isnan(s["mean"]):
-        return "–"
+    if s["mean"] is None or math.isnan(s["mean"]):
+        return "n/a"
     return f"{s['mean']:.{digits}f} ± {s['std']:.{digits}f}"
 
 
@@ -241,7 +249,7 @@ def markdown_report(report: dict[str, Any]) -> str:
     for qid in report["questions"]:
         n, e = report["summary"][report["systems"][0]][qid], report["summary"].get("llm_expected", {}).get(qid)
         row = [_fmt(n["rmse"]), _fmt(n["pearson"])]
-        row += [_fmt(e["rmse"]), _fmt(e["pearson"])] if e else ["–", "–"]
+        row += [_fmt(e["rmse"]), _fmt(e["pearson"])] if e else ["n/a", "n/a"]
         lines.append(f"| {qid} | " + " | ".join(row) + " |")
     lines += ["", f"## Calibration of the {main} distribution (held-out)", "",
               "| answer | smooth ECE | binned ECE |", "|---|---|---|"]
@@ -256,5 +264,5 @@ def markdown_report(report: dict[str, Any]) -> str:
                      f"{t['abs_error']['p_value']:.4g} |")
     above = report["network_pearson_above_every_seed"]
     lines += ["", "Network Pearson above the baseline in every seed: "
-              + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in above.items()), ""]
+              + ", ".join(f"{k} {'n/a' if v is None else 'yes' if v else 'no'}" for k, v in above.items()), ""]
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from autograde.core.tables import write_table
 from autograde.core.text import atomic_write_text, iter_lines
 from autograde.rubric.cv import select_hyperparameters
 from autograde.rubric.dataset import CalibrationData, build_dataset, expected_values, prediction_rows
-from autograde.rubric.definition import Rubric, load_rubric
+from autograde.rubric.definition import Rubric, load_rubric, rubric_file
 from autograde.rubric.evaluate import evaluate, markdown_report
 from autograde.rubric.human_answers import read_human
 from autograde.rubric.llm_answers import read_llm
@@ -70,7 +70,7 @@ def provenance(cfg: RubricConfig) -> dict[str, Any]:
     """sha256 of every input file and a hash of the settings: which exact LLM outputs a result came from."""
     from autograde.core.ids import content_hash, file_sha256
 
-    files = {"rubric": cfg.rubric, "llm": cfg.llm, "human": cfg.human, "texts": cfg.texts}
+    files = {"rubric": str(rubric_file(cfg.rubric)), "llm": cfg.llm, "human": cfg.human, "texts": cfg.texts}
     return {"inputs": {k: {"path": str(v), "sha256": file_sha256(str(v))} for k, v in files.items() if v},
             "settings_hash": content_hash(cfg.model_dump(exclude={"enabled", "predict"}))}
 
@@ -86,6 +86,7 @@ def load_training_data(cfg: RubricConfig) -> tuple[Rubric, CalibrationData]:
     notes: tuple[str, ...] = ()
     if keep is not None:
         notes = (_restrict(llm, human, keep, cfg.texts or ""),)
+        logger.info("%s", notes[0])
     data = build_dataset(rubric, llm, human, notes)
     if len(data) == 0:
         problems.add(cfg.human, None, "no annotation has LLM distributions for its text",
@@ -133,7 +134,7 @@ def predictions_frame(data: CalibrationData, probs: np.ndarray, known: set[str])
     return pd.concat(frames, ignore_index=True)
 
 
-def run_predict(model_path: str | Path, rubric_path: str | Path, llm_path: str | Path, out: str | Path,
+def run_predict(model_path: str | Path, rubric_path: str | Path | None, llm_path: str | Path, out: str | Path,
                 judges: list[str] | None = None, llm_format: str = "auto") -> pd.DataFrame:
     """Predict every (text, judge, question) of a new LLM table; unknown judges use judge-independent weights.
 

@@ -8,6 +8,10 @@ difference; p = (1 + resamples with |difference| >= observed) / (1 + resamples),
 carries the mark of every other system it beats with p < 0.05 in every seed (RMSE and Pearson columns; the
 same sign flips are shared by all pairs of a seed).
 
+An undefined metric (the Pearson correlation of a constant predictor, such as the training mean) is NaN end to
+end: its cell reads "n/a", its mean over seeds is NaN when any seed's is, and no test is run against it (p NaN:
+no win and no loss), since a permutation test of an undefined difference means nothing.
+
 >>> t = np.array([1.0, 2.0, 3.0, 4.0] * 10); good = t + 0.1; bad = t[::-1].copy()
 >>> p = swap_test(good, bad, t, "rmse", 999, np.random.default_rng(0))
 >>> p < 0.01
@@ -22,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from autograde.core.stats import is_constant
 from autograde.rubric.evaluate import METRICS, score
 from autograde.rubric.systems import LABELS
 
@@ -59,6 +64,8 @@ def swap_test(a: np.ndarray, b: np.ndarray, truth: np.ndarray, metric: str, resa
     if swaps is None:
         assert rng is not None
         swaps = rng.random((resamples, len(a))) < 0.5
+    if metric != "rmse" and (is_constant(a) or is_constant(b) or is_constant(truth)):
+        return float("nan")  # the correlation of a constant is undefined (module doc)
     observed = _metric_rows(a[None, :], truth, metric)[0] - _metric_rows(b[None, :], truth, metric)[0]
     if math.isnan(observed):
         return float("nan")
@@ -76,8 +83,9 @@ def _mark(system: str) -> str:
 
 
 def _summary(values: list[float]) -> dict[str, float]:
-    arr = np.array([v for v in values if not math.isnan(v)])
-    if not len(arr):
+    """Mean and sd over seeds; NaN when any seed's value is undefined."""
+    arr = np.array(values, dtype=np.float64)
+    if not len(arr) or np.isnan(arr).any():
         return {"mean": float("nan"), "std": float("nan")}
     return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if len(arr) > 1 else 0.0}
 
@@ -97,11 +105,12 @@ def table1(runs: list[SeedPredictions], resamples: int, seed: int = 0) -> dict[s
             for b in systems[i + 1:]:
                 pa, pb = run.predictions[a][ok], run.predictions[b][ok]
                 for m in MARKED:
-                    p = swap_test(pa, pb, t, m, resamples, swaps=swaps)
+                    defined = not (math.isnan(scores[a][m]) or math.isnan(scores[b][m]))
+                    p = swap_test(pa, pb, t, m, resamples, swaps=swaps) if defined else float("nan")
                     tests.setdefault(f"{a} vs {b}", {})[m] = p
                     better_a = scores[a][m] < scores[b][m] if m == "rmse" else scores[a][m] > scores[b][m]
                     winner, loser = (a, b) if better_a else (b, a)
-                    if p < 0.05:
+                    if not math.isnan(p) and p < 0.05:
                         wins[m][winner][loser] = wins[m][winner].get(loser, 0) + 1
         per_seed.append({"seed": run.seed, "n": int(ok.sum()), "scores": scores, "tests": tests})
     summary = {s: {m: _summary([ps["scores"][s][m] for ps in per_seed]) for m in METRICS} for s in systems}
@@ -117,8 +126,8 @@ def _mark_order(mark: str) -> tuple[int, str]:
 
 def _cell(report: dict[str, Any], system: str, metric: str, digits: int, latex: bool) -> str:
     s = report["summary"][system][metric]
-    if math.isnan(s["mean"]):
-        return "–"
+    if s["mean"] is None or math.isnan(s["mean"]):
+        return "n/a"
     text = f"{s['mean']:.{digits}f} ± {s['std']:.{digits}f}" if not latex else \
         f"{s['mean']:.{digits}f} $\\pm$ {s['std']:.{digits}f}"
     marks = "".join(report["marks"].get(metric, {}).get(system, []))
@@ -132,7 +141,8 @@ def table1_markdown(report: dict[str, Any], title: str) -> str:
     lines = [f"## {title}", "",
              f"{report['rows']} annotations; mean ± sd over seeds {', '.join(map(str, report['seeds']))}; a "
              "superscript lists the rows a system beats with p < 0.05 (paired swap permutation test, "
-             f"{report['resamples']} resamples) in every seed, for RMSE and Pearson.", "",
+             f"{report['resamples']} resamples) in every seed, for RMSE and Pearson; n/a: undefined (the "
+             "correlation of a constant prediction), never tested.", "",
              "| | system | RMSE ↓ | Pearson ↑ | Spearman ↑ | Kendall ↑ |", "|---|---|---|---|---|---|"]
     for system in report["systems"]:
         mark, name = LABELS.get(system, ("", system))

@@ -29,10 +29,10 @@ import torch
 from autograde.config.rubric import Hyperparameters
 from autograde.core.log import progress
 from autograde.core.text import atomic_write_bytes
-from autograde.rubric.dataset import CalibrationData
+from autograde.rubric.dataset import CalibrationData, group_folds
 from autograde.rubric.network import UNSEEN, CalibrationNetwork, masked_nll
 
-__all__ = ["FittedModel", "deterministic", "fit", "group_folds", "load_network", "save_network"]
+__all__ = ["FittedModel", "deterministic", "fit", "load_network", "save_network"]
 
 NETWORK_FORMAT_VERSION = 1
 
@@ -46,17 +46,6 @@ def deterministic() -> Iterator[None]:
         yield
     finally:
         torch.use_deterministic_algorithms(previous)
-
-
-def group_folds(groups: np.ndarray, k: int, seed: int | list[int]) -> np.ndarray:
-    """Fold (0..k-1) of every row: the distinct groups, sorted then shuffled by ``seed``, dealt round-robin.
-
-    Sorting first makes the assignment independent of row order; a group never spans two folds.
-    """
-    uniq = np.array(sorted(set(groups.tolist())), dtype=object)
-    order = np.random.default_rng(seed).permutation(len(uniq))
-    fold_of = {g: i % k for i, g in enumerate(uniq[order])}
-    return np.array([fold_of[g] for g in groups], dtype=np.int64)
 
 
 @dataclass

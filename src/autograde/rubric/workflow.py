@@ -65,7 +65,9 @@ def rubric_targets(config: Any) -> list[str]:
 def rubric_inputs(cfg: RubricConfig, with_test: bool = False) -> dict[str, str]:
     """The input files of rubric_fit / rubric_evaluate: rubric, LLM table, human table (+ the text list); with
     ``with_test`` also the test set's (rubric_transfer)."""
-    inputs = {"rubric": cfg.rubric, "llm": cfg.llm, "human": cfg.human}
+    from autograde.rubric.definition import rubric_file
+
+    inputs = {"rubric": str(rubric_file(cfg.rubric)), "llm": cfg.llm, "human": cfg.human}
     if cfg.texts:
         inputs["texts"] = cfg.texts
     if with_test and cfg.test is not None:

@@ -3,9 +3,9 @@
 The config model already checked the keys and value types; here the checks that need files or the prompt
 registry: queries, runs, answers, qrels, the official leaderboard, banks, the corpus text of every pooled
 passage, custom prompt files and prompt classes, generation data, grade thresholds against each grader's grade
-range, the significance baseline, the cache folder, local model paths, and globs that match nothing. Every
-problem is collected and raised together as one :class:`~autograde.core.errors.InputError` (``file:line: problem
-(fix: ...)``).
+range, the significance baseline, the cache folder, local model paths, a calibrated-qrels model folder and its
+sources, and globs that match nothing. Every problem is collected and raised together as one
+:class:`~autograde.core.errors.InputError` (``file:line: problem (fix: ...)``).
 
 The workflow runs the same checks when it builds its DAG. A successful check of the same config and unchanged
 input files (path, size, modification time) is remembered under ``<cache_dir>/checks/``, so a rerun does not
@@ -244,6 +244,15 @@ def input_files(config: Config) -> list[str]:
              *expand_globs(config.data.corpus), *config.banks.values()]
     files += [p for p in (config.data.qrels, config.data.official_leaderboard, config.data.generation) if p]
     files += [str(g.options["custom_prompts"]) for g in config.graders if g.options.get("custom_prompts")]
+    from autograde.calibrated.workflow import calibrated_section
+
+    calibrated = calibrated_section(config)
+    if calibrated is not None:
+        results = Path(config.results_dir).resolve()  # the workflow's own outputs change with every run
+        files += [p for p in [*calibrated.sources, calibrated.judgments]
+                  if p and not Path(p).resolve().is_relative_to(results)]
+        if calibrated.model:
+            files += [str(p) for p in sorted(Path(calibrated.model).glob("*"))] or [calibrated.model]
     return files
 
 
@@ -315,6 +324,9 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     from autograde.nuggets.checks import check_nuggets
 
     check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
+    from autograde.calibrated.checks import check_calibrated
+
+    check_calibrated(config, src, problems)  # calibrated qrels: the model folder, its sources
     pool = check_pool_text(config, inputs, problems) if not problems else 0
     # a configured file that is missing is named once, by its config key (not again by its reader)
     problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
