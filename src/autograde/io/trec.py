@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,15 +58,9 @@ def _parse_int_like(token: str) -> int | None:
     return int(value)
 
 
-def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
-    """Read a TREC qrels file (``qid iter docid rel``, any whitespace).
-
-    Raises :class:`autograde.core.errors.InputError` listing every malformed line (wrong column count,
-    non-numeric grade, duplicate (qid, docid)) unless a ``problems`` collector is passed.
-    """
-    own = problems is None
-    probs = problems if problems is not None else Problems()
-    qrels: Qrels = {}
+def qrels_lines(path: str | Path, probs: Problems) -> Iterator[tuple[int, str, str, int]]:
+    """Every well-formed line of a TREC qrels file as ``(line number, qid, docid, grade)``; a line with the wrong
+    column count or a non-integer grade is reported to ``probs`` (file and line) and skipped."""
     for n, line in iter_lines(path, probs):
         if not line.strip():
             continue
@@ -79,6 +74,19 @@ def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
         if grade is None:
             probs.add(path, n, f"relevance grade {rel!r} is not an integer", "use an integer grade such as 0, 1, 2")
             continue
+        yield n, qid, docid, grade
+
+
+def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
+    """Read a TREC qrels file (``qid iter docid rel``, any whitespace).
+
+    Raises :class:`autograde.core.errors.InputError` listing every malformed line (wrong column count,
+    non-numeric grade, duplicate (qid, docid)) unless a ``problems`` collector is passed.
+    """
+    own = problems is None
+    probs = problems if problems is not None else Problems()
+    qrels: Qrels = {}
+    for n, qid, docid, grade in qrels_lines(path, probs):
         docs = qrels.setdefault(qid, {})
         if docid in docs:
             probs.add(path, n, f"duplicate judgment for query {qid!r} document {docid!r}",

@@ -17,7 +17,7 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import PairKey
-from autograde.core.text import iter_lines
+from autograde.io.trec import qrels_lines
 from autograde.ppi.design import Design
 from autograde.ppi.estimators import Round
 
@@ -40,20 +40,7 @@ def read_judgments(path: str | Path, pool: Sequence[PairKey], levels: Sequence[i
     grades = np.full(len(pool), np.nan)
     lines: dict[PairKey, int] = {}
     allowed = set(levels)
-    for n, line in iter_lines(path, probs):
-        if not line.strip():
-            continue
-        cols = line.split()
-        if len(cols) != 4:
-            probs.add(path, n, f"qrels line has {len(cols)} columns, expected 4 (query_id iteration doc_id relevance)",
-                      "use the TREC qrels format: 'qid 0 docid grade'")
-            continue
-        q, _, d, rel = cols
-        try:
-            g = int(rel)
-        except ValueError:
-            probs.add(path, n, f"relevance grade {rel!r} is not an integer", "use a grade of human_sample.levels")
-            continue
+    for n, q, d, g in qrels_lines(path, probs):
         key = (q, d)
         if key not in index:
             probs.add(path, n, f"query {q!r} passage {d!r} is not in the pool, so no design could have drawn it",
