@@ -48,6 +48,22 @@ def pool_for_estimate(config: Config, inputs: Inputs | None,
     return build_pool(config, inputs.rankings, inputs.judgments, inputs.answer_passages), "pool built in memory"
 
 
+def pool_and_queries(config: Config, inputs: Inputs | None,
+                     config_path: str | Path | None) -> tuple[pd.DataFrame, dict[str, str], str]:
+    """The pool (:func:`pool_for_estimate`), every query's text by id, and where the pool came from."""
+    pool, source = pool_for_estimate(config, inputs, config_path)
+    if inputs is not None:
+        queries = dict(inputs.queries[["query_id", "query_text"]].itertuples(index=False))
+    else:
+        from autograde.core.errors import Problems
+        from autograde.io.queries import read_queries
+
+        probs = Problems()
+        queries = read_queries(config.data.queries_file, probs)
+        probs.raise_if_any()
+    return pool, queries, source
+
+
 def estimate_prompts(config: Config, inputs: Inputs | None = None,
                      config_path: str | Path | None = None) -> tuple[list[PromptEstimate], str]:
     """Per grader: (pool size per query x items per query) pairs, and how many the grade cache already holds.
@@ -61,16 +77,7 @@ def estimate_prompts(config: Config, inputs: Inputs | None = None,
     from autograde.grading.shard import build_requests
     from autograde.pipeline.stages import items_for_grader
 
-    pool, source = pool_for_estimate(config, inputs, config_path)
-    if inputs is not None:
-        queries = dict(inputs.queries[["query_id", "query_text"]].itertuples(index=False))
-    else:
-        from autograde.core.errors import Problems
-        from autograde.io.queries import read_queries
-
-        probs = Problems()
-        queries = read_queries(config.data.queries_file, probs)
-        probs.raise_if_any()
+    pool, queries, source = pool_and_queries(config, inputs, config_path)
     out = []
     for g in config.graders:
         if g.bank in config.bank_generation and not Path(config.banks[g.bank]).exists():

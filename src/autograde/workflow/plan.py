@@ -93,23 +93,6 @@ class GraderPlan:
     note: str = ""
 
 
-def _pool_and_queries(config: Config, inputs: Inputs | None,
-                      config_path: str | Path | None) -> tuple[Any, dict[str, str], str]:
-    from autograde.workflow.estimate import pool_for_estimate
-
-    pool, source = pool_for_estimate(config, inputs, config_path)
-    if inputs is not None:
-        queries = dict(inputs.queries[["query_id", "query_text"]].itertuples(index=False))
-    else:
-        from autograde.core.errors import Problems
-        from autograde.io.queries import read_queries
-
-        probs = Problems()
-        queries = read_queries(config.data.queries_file, probs)
-        probs.raise_if_any()
-    return pool, queries, source
-
-
 def _sample(requests: list[GradeRequest], misses: list[int], n: int) -> list[int]:
     """``n`` prompts to time, query by query in sorted query order (a job reads texts the same way)."""
     by_query: dict[str, list[int]] = {}
@@ -299,7 +282,9 @@ def plan_run(config: Config, config_path: str | Path | None = None, measure: int
              load_models: bool = False) -> tuple[list[GraderPlan], str]:
     """The plan of every grader (or those named) and of the nugget stages and robustness audits that run a model
     (when no grader is named); returns the plans and where the pool came from."""
-    pool, queries, source = _pool_and_queries(config, inputs, config_path)
+    from autograde.workflow.estimate import pool_and_queries
+
+    pool, queries, source = pool_and_queries(config, inputs, config_path)
     chosen = [config.grader(n) for n in graders] if graders else list(config.graders)
     plans = [plan_grader(config, g, pool, queries, measure, load_models) for g in chosen]
     if not graders:
