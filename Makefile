@@ -83,8 +83,8 @@ $(PPI_VENV)/.installed:
 ppi-env: $(PPI_VENV)/.installed
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist; a test file stays on one worker, so its module fixtures are
-# built once; the finished workflow runs many tests read are built once per session behind a file lock), then the
-# tests marked `serial` alone (a wall-clock budget or machine-wide state). Each part writes a JUnit file under
+# built once; the finished workflow runs many tests read are built once per session behind a file lock), and beside
+# it the tests marked `serial` in one process of their own (machine-wide state). Each part writes a JUnit file under
 # logs/tests/ (per-test durations: benchmarks/measure_readme.py --tests keeps them in docs/test_durations.json, and
 # the suite schedules the longest files first from there). Every `>>>` example of the package runs too.
 # The environments and system packages are independent of each other: they install side by side (INSTALL_JOBS make
@@ -95,9 +95,15 @@ PYTEST := $(PY) -m pytest -q
 test-deps:
 	$(MAKE) -j$(INSTALL_JOBS) --output-sync=target install vllm-env nuggetizer-env umbrela-env autojudge-env ppi-env system-deps lint
 
+# The serial tier (the SLURM cluster test: one cluster per machine, and it mostly waits on the cluster's polling)
+# runs in its own pytest process beside the parallel tier; its output is printed when both are done.
 test: test-deps
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml
-	$(PYTEST) -m serial --junitxml=logs/tests/serial.xml
+	@mkdir -p logs/tests
+	$(PYTEST) -m serial --junitxml=logs/tests/serial.xml > logs/tests/serial.log 2>&1 & serial=$$!; \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml; \
+	parallel_rc=$$?; wait $$serial; serial_rc=$$?; \
+	echo "--- the serial tier (ran beside the parallel tier; logs/tests/serial.log):"; cat logs/tests/serial.log; \
+	test $$parallel_rc -eq 0 && test $$serial_rc -eq 0
 
 # The unit tier for the edit loop: no workflow run, no language model, no cluster, no lint (make test runs all).
 test-fast: install

@@ -143,7 +143,7 @@ def _make(target: str) -> tuple[float, str]:
 
 
 def measure_tests() -> dict[str, dict[str, float | int]]:
-    """``make test`` as README.md gives it (system packages, lint, the parallel part, then the serial tests; installs
+    """``make test`` as README.md gives it (system packages, lint, the parallel part with the serial tests beside it; installs
     already done) and ``make test-fast``; keeps every test's duration of the full run in docs/test_durations.json."""
     logs = ROOT / "logs" / "tests"
     seconds, out = _make("test")

