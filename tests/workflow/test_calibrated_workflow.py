@@ -54,13 +54,19 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     model = r / "calibrated_qrels" / "model"
     assert json.loads((model / "model.json").read_text())["training"]["judged"] > 0
 
-    # another experiment: its own graders' outputs, labelled by the first experiment's model (no training here)
+    # another experiment: its own graders' outputs, labelled by the first experiment's model (no training here); it
+    # shares the first one's grade cache (as experiments on one cluster share a cache folder): the same passages and
+    # questions are not graded twice
     other = write_mini_dataset(wd / "other")
-    raw_b = {**raw, "calibrated_qrels": {"model": str(model), "output": "threshold",
-                                         "sources": ["results/grades/sim.parquet", "results/grades/strict.parquet"]}}
+    raw_b = {**raw, "grading": {**raw["grading"], "cache_dir": str(wd / "cache")},
+             "calibrated_qrels": {"model": str(model), "output": "threshold",
+                                  "sources": ["results/grades/sim.parquet", "results/grades/strict.parquet"]}}
     other.write_text(yaml.safe_dump(raw_b, sort_keys=False))
     run_workflow(other.parent, config=other, check=True)
     rb = other.parent / "results"
+    for grader in ("sim", "strict"):
+        stats = json.loads((rb / "grades" / f"{grader}.stats.json").read_text())
+        assert stats["computed"] == 0 and stats["cached"] == stats["pairs"] > 0, stats  # every grade from the cache
     assert not (rb / "calibrated_qrels" / "model").exists()  # applied, not trained
     applied = json.loads((rb / "calibrated_qrels" / "report.json").read_text())
     assert applied["model"] == str(model) and applied["sources"] == ["sim", "strict"]
