@@ -43,7 +43,8 @@ def bank_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             obs["calls_first"] = chat.total
             obs["first_stats"] = json.loads((wd / "results/banks/questions.stats.json").read_text())
             obs["nothing_to_do_after_first"] = "Nothing to be done" in output(run_workflow(wd, "-n"))
-            run_workflow(wd, "-R", "generate_bank", check=True)
+            # regenerate the bank alone (its target): the next run grades and analyses from it anyway
+            run_workflow(wd, "results/banks/questions.jsonl.gz", "-R", "generate_bank", check=True)
             obs["calls_after_regenerate"] = chat.total
             obs["regenerate_stats"] = json.loads((wd / "results/banks/questions.stats.json").read_text())
             with contextlib.chdir(wd):  # the config's paths are relative to the working directory
