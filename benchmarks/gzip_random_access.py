@@ -131,7 +131,8 @@ def main() -> None:
         assert base is not None
         rows = [(f"rapidgzip 0.16, {t} thread{'s' if t > 1 else ''}", measure("rapidgzip", root / "c.jsonl.gz", size, t))
                 for t in sorted({1, cores})]
-        if importlib.util.find_spec("indexed_gzip") is None:
+        missing = importlib.util.find_spec("indexed_gzip") is None
+        if missing:
             print("indexed_gzip is not installed (it is not a dependency): its row is left out; "
                   "pip install indexed-gzip==1.10.3 to include it", flush=True)
         else:
@@ -149,6 +150,8 @@ def main() -> None:
         lines.append(f"| {label} | {r['build']:.2f} s | {r['index_bytes'] / 1e6:.1f} MB "
                      f"({r['index_bytes'] / gz_size:.3f}x) | {r['dense']:.2f} s | {r['sparse']:.2f} s | "
                      f"{r['rss']:.0f} MB |")
+    if missing:
+        lines += ["", "indexed_gzip was not installed for this run (it is not a dependency): its row is left out."]
     lines += ["", f"Checkpoints about every {SPACING >> 20} MiB. Measured on {dt.date.today().isoformat()} with "
               f"`nice python benchmarks/gzip_random_access.py --write` ({platform.machine()}, {os.cpu_count()} cores "
               f"shared with other jobs, load average {load:.1f} at the start)."]
