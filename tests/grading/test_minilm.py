@@ -13,6 +13,7 @@ import pytest
 from support.helpers import REPO, TEST_DATA
 
 from autograde.config.model import GraderConfig
+from autograde.core.errors import GraderSetupError
 from autograde.grading.embedded import EmbeddedGrader, Options
 from autograde.grading.minilm import MiniLMEncoder, MiniLMTokenizer
 
@@ -58,5 +59,5 @@ def test_the_tokenizer_alone_counts_what_the_grader_reads() -> None:
 
 def test_a_folder_that_is_not_bert_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_act": "silu"}))
-    with pytest.raises(ValueError, match="not a BERT encoder"):
+    with pytest.raises(GraderSetupError, match="not a BERT encoder"):
         MiniLMEncoder(tmp_path, 256)

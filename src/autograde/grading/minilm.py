@@ -42,11 +42,13 @@ class MiniLMEncoder:
     def __init__(self, model_dir: str | Path, max_length: int) -> None:
         from safetensors.torch import load_file
 
+        from autograde.core.errors import GraderSetupError
+
         folder = Path(model_dir)
         cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu" or cfg.get(
                 "position_embedding_type", "absolute") != "absolute":
-            raise ValueError(f"{folder / 'config.json'}: not a BERT encoder with GELU and absolute positions "
+            raise GraderSetupError(f"{folder / 'config.json'}: not a BERT encoder with GELU and absolute positions "
                              f"(model_type {cfg.get('model_type')!r}); the embedded grader reads all-MiniLM-L6-v2 only")
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
