@@ -200,6 +200,11 @@ class LoopbackServer:
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
+            def do_HEAD(self) -> None:  # only /v1/models exists: a Hugging Face hub client pointed here gets 404s
+                self.send_response(200 if self.path.rstrip("/") == "/v1/models" else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)

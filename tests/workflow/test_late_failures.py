@@ -58,13 +58,15 @@ def openai_grader(srv: LoopbackServer, **options: object) -> dict[str, object]:
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path) -> None:
+def test_model_missing_fails_its_job_with_the_fix(tmp_path: Path, fixed: tuple[LoopbackServer, FixedChat]) -> None:
     experiment(tmp_path, {"name": "flan", "backend": "hf", "bank": "questions", "model": "nobody/no-such-model",
                           "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices",
                           "options": {"device": "cpu", "local_files_only": False}})
-    # validate says it will be downloaded (a warning); the hub is unreachable, so the job cannot get it
-    env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
-    res = run_grades(tmp_path, "flan", "--set-scatter", "grade=1", **env)  # one job: the hub client retries ~30 s
+    # validate says it will be downloaded (a warning); the hub (a loopback server that knows no model: 404 at once,
+    # where a closed port made the hub client retry for ~30 s) does not have it, so the job cannot get it
+    hub = fixed[0].base_url.removesuffix("/v1")
+    env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf")}
+    res = run_grades(tmp_path, "flan", "--set-scatter", "grade=1", **env)  # one job
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "is not in the local Hugging Face cache; the first job downloads it" in out
