@@ -7,7 +7,7 @@ def stage(config, sm):
     from autograde.reports.stages import run_report_correlation
 
     run_report_correlation(ReportsConfig.model_validate(sm.params.reports), list(sm.params.sources),
-                           sm.input.official, sm.output.table, config.results_dir)
+                           sm.input.official, sm.output.table, config.results_dir, config.grading.cache_dir)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

@@ -38,7 +38,7 @@ CONCEPTS: tuple[tuple[str, str], ...] = (
     ("the model spec every model section embeds", "autograde.grading.spec.ModelSpec"),
     ("prompt classes", "autograde.grading.prompts.get_prompt"),
     ("the grade cache", "autograde.grading.cache.GradeCache"),
-    ("the per-query cache of the analysis stages (evaluation, cover, bank impact, site pages)",
+    ("the per-query cache of the analysis stages (evaluation, cover, bank impact, site pages, correlation report)",
      "autograde.core.querycache.QueryCache"),
     ("measures (trec_eval, evaluation server, nuggets, cover)", "autograde.metrics.measures.parse_measure"),
     ("the scaffolding of every model job (resources, GPU guard, vLLM, gather)", "autograde.pipeline.jobs"),

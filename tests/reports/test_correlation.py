@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,3 +96,42 @@ def test_a_plot_with_an_undefined_correlation_says_so(tmp_path) -> None:
     run_report_correlation(ReportsConfig(bootstrap_samples=0), [src], official, tmp_path / "corr.tsv", tmp_path)
     svg = next(tmp_path.rglob("*.svg")).read_text(encoding="utf-8")
     assert "correlation undefined: 1 system(s) shared with the official leaderboard" in svg
+
+
+def test_the_report_bootstraps_only_the_leaderboards_whose_inputs_changed(tmp_path, messages) -> None:  # type: ignore[no-untyped-def]
+    """With the analysis cache, a rerun after an edit bootstraps only the leaderboards whose per-query values moved,
+    and writes the same bytes as a run without any cache."""
+    import json
+
+    from autograde.config.reports import ReportsConfig
+    from autograde.core.tables import write_table
+    from autograde.reports.stages import run_report_correlation
+
+    official = tmp_path / "official.json"
+    sources = []
+    for g in range(3):
+        per_q, off = _per_query(seed=g)
+        official.write_text(json.dumps(off))
+        path = tmp_path / f"eval-{g}.parquet"
+        write_table(path, per_q.assign(measure="map"), ["run", "query_id", "measure"])
+        sources.append({"grader": f"g{g}", "qrels": "max-4", "measure": "map", "path": "", "per_query": str(path),
+                        "column": "value"})
+    rc = ReportsConfig(bootstrap_samples=200)
+
+    def run(name: str, cache: Path | None) -> bytes:
+        messages.seek(0)
+        messages.truncate(0)
+        out = tmp_path / name / "corr.tsv"
+        out.parent.mkdir(exist_ok=True)
+        run_report_correlation(rc, sources, official, out, tmp_path / name, cache)
+        return out.read_bytes()
+
+    cache = tmp_path / "cache"
+    first = run("first", cache)
+    assert "3 leaderboards, 3 computed, 0 from the cache" in messages.getvalue()
+    assert run("again", cache) == first and "3 leaderboards, 0 computed, 3 from the cache" in messages.getvalue()
+    edited, _ = _per_query(seed=7)  # one grader's per-query values move
+    write_table(sources[1]["per_query"], edited.assign(measure="map"), ["run", "query_id", "measure"])
+    after = run("after", cache)
+    assert "3 leaderboards, 1 computed, 2 from the cache" in messages.getvalue()
+    assert after == run("scratch", None) and after != first

@@ -91,7 +91,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         sources = [lb.as_dict() for lb in leaderboards(config, r)]  # the workflow's list, whatever --grader says
         _require(sorted({s["per_query"] for s in sources}))
-        run_report_correlation(rc, sources, config.data.official_leaderboard, lay.reports("correlation.tsv"), r)
+        run_report_correlation(rc, sources, config.data.official_leaderboard, lay.reports("correlation.tsv"), r,
+                               config.grading.cache_dir)
     return 0
 
 

@@ -9,7 +9,8 @@ rows for it, the settings, the version of the computation), takes the stored val
 computes only the other queries, in one batch. What a stage writes is then built from the per-query values
 exactly as a full computation builds it, so a full run and a rerun give the same bytes: a value goes through
 JSON whether it was computed now or read back (JSON keeps every float exactly), and the stage only ever sees
-the read-back form.
+the read-back form. The correlation report uses the same cache with one entry per leaderboard instead of per query
+(its bootstrap resamples queries, so a leaderboard is its unit of work).
 
 Each entry is one file ``<cache_dir>/analysis/<stage>/<key[:2]>/<key>.json`` (written atomically) holding the
 key, a checksum of the value and the value. A file that does not parse, names another key or fails its checksum

@@ -218,23 +218,57 @@ def read_official(path: str | Path) -> dict[str, float]:
     return official
 
 
+CORRELATION_VERSION = 1
+"""Version of a stored correlation result (bump when :func:`autograde.reports.correlation.correlate` changes)."""
+
+
+def _correlations(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], official: Mapping[str, float],
+                  methods: list[str], cache_dir: str | Path | None) -> tuple[list[Any], dict[str, int]]:
+    """The correlation result of every leaderboard (in order), each read from the analysis cache when its per-query
+    values, the official leaderboard and the bootstrap settings are those it was computed from: after an edit only
+    the edited grader's leaderboards are bootstrapped again. Returns (results, cache counts)."""
+    from autograde.core.querycache import QueryCache
+    from autograde.reports.correlation import CorrelationResult, correlate
+
+    tables: dict[str, pd.DataFrame] = {}
+    per_q = {str(i): _per_query(src["per_query"], src["measure"], src["column"], tables)
+             for i, src in enumerate(sources)}
+    settings = {"official": dict(sorted(official.items())), "methods": methods, "samples": rc.bootstrap_samples,
+                "seed": rc.bootstrap_seed, "confidence": rc.confidence}
+    cache = QueryCache(cache_dir, "correlation", CORRELATION_VERSION)
+    keys = {i: cache.key({**settings, "values": df.sort_values(["run", "query_id"]).to_numpy().tolist()})
+            for i, df in per_q.items()}
+
+    def compute(todo: list[str]) -> dict[str, Any]:
+        out = {}
+        for i in todo:
+            res = correlate(per_q[i], official, methods, rc.bootstrap_samples, rc.bootstrap_seed, rc.confidence)
+            out[i] = {"n_systems": res.n_systems, "n_queries": res.n_queries, "point": res.point, "low": res.low,
+                      "high": res.high, "scores": res.scores}
+        return out
+
+    stored = cache.values(keys, compute)
+    return [CorrelationResult(**stored[i]) for i in per_q], cache.stats
+
+
 def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], official_path: str | Path,
-                           out_path: str | Path, results: str | Path) -> pd.DataFrame:
+                           out_path: str | Path, results: str | Path,
+                           cache_dir: str | Path | None = None) -> pd.DataFrame:
     """Correlation of every leaderboard with the official one, bootstrap intervals, one scatter plot each.
 
     ``sources`` are the experiment's leaderboards (:class:`autograde.core.layout.Leaderboard` as dicts, the list of
     :func:`autograde.workflow.leaderboards.leaderboards`): one row each, in their order, as
-    ``results/correlation.tsv`` has them."""
-    from autograde.reports.correlation import METHODS, correlate
+    ``results/correlation.tsv`` has them. With ``cache_dir``, a leaderboard whose inputs did not change is read
+    from the analysis cache instead of being bootstrapped again (the same bytes either way)."""
+    from autograde.core.querycache import describe
+    from autograde.reports.correlation import METHODS
     from autograde.reports.plots import Point, scatter_svg
 
     official = read_official(official_path)
     methods = [m for m in METHODS if m != "tau_ap" or rc.tau_ap]
-    cache: dict[str, pd.DataFrame] = {}
+    results_of, stats = _correlations(rc, sources, official, methods, cache_dir)
     rows = []
-    for src in sources:
-        per_q = _per_query(src["per_query"], src["measure"], src["column"], cache)
-        res = correlate(per_q, official, methods, rc.bootstrap_samples, rc.bootstrap_seed, rc.confidence)
+    for src, res in zip(sources, results_of, strict=True):
         plot = correlation_plot_path(results, src["grader"], src["qrels"], src["measure"])
         pts = [Point(s, float(official[s]), v) for s, v in sorted(res.scores.items())]
         sub = " · ".join(f"{m} {res.point[m]:.3f}" for m in methods if res.point[m] == res.point[m]) or (
@@ -251,8 +285,8 @@ def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str
     cols += [c for m in methods for c in (m, f"{m}_low", f"{m}_high")] + ["plot"]
     df = pd.DataFrame(rows, columns=cols)
     _write_tsv(out_path, df)
-    logger.info("correlation: %d leaderboards, %d bootstrap samples (seed %d)", len(df), rc.bootstrap_samples,
-                rc.bootstrap_seed)
+    logger.info("correlation: %d leaderboards, %d bootstrap samples (seed %d); %s", len(df), rc.bootstrap_samples,
+                rc.bootstrap_seed, describe(stats).replace("queries", "leaderboards"))
     return df
 
 
