@@ -427,13 +427,14 @@ class CrossFitted(Estimator):
         the mean of their fold-f models, the out-of-fold probabilities the mean of theirs (what
         ``CrossFitted(MeanEstimator(...), split).fit`` would give)."""
         split = fitted[0].split
-        assert all(f.split is split and f.oof_proba_ is not None for f in fitted), "fitted on one split"
+        oofs = [f.oof_proba_ for f in fitted if f.split is split and f.oof_proba_ is not None]
+        assert len(oofs) == len(fitted), "estimators fitted on one split"
         out = cls(MeanEstimator([f.estimator for f in fitted], weights), split)
         out.estimators_ = [MeanEstimator(list(models), weights)
                            for models in zip(*(f.estimators_ for f in fitted), strict=True)]
-        oof = np.zeros_like(fitted[0].oof_proba_)
-        for w, f in zip(weights, fitted, strict=True):
-            oof = oof + w * f.oof_proba_
+        oof = np.zeros_like(oofs[0])
+        for w, o in zip(weights, oofs, strict=True):  # the order and arithmetic of the measured run
+            oof = oof + w * o
         out.oof_proba_ = oof
         return out
 
