@@ -433,7 +433,7 @@ class CrossFitted(Estimator):
         out.estimators_ = [MeanEstimator(list(models), weights)
                            for models in zip(*(f.estimators_ for f in fitted), strict=True)]
         oof = np.zeros_like(oofs[0])
-        for w, o in zip(weights, oofs, strict=True):  # the order and arithmetic of the measured run
+        for w, o in zip(weights, oofs, strict=True):
             oof = oof + w * o
         out.oof_proba_ = oof
         return out
