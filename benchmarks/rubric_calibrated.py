@@ -1,4 +1,5 @@
-"""Benchmark of calibrated qrels on DL20: the selected model against every estimator kind alone, over seeds.
+"""Benchmark of calibrated qrels on DL20: the deployed model (the mean of the candidates) against every estimator
+kind alone, over seeds.
 
     .venv/bin/python benchmarks/rubric_calibrated.py                 # seeds 0-4, default estimators
     .venv/bin/python benchmarks/rubric_calibrated.py --seeds 1       # seed 0 only
@@ -6,7 +7,7 @@
 
 The eight released DL20 prompt qrels are the sources, the official qrels (level >= 2 relevant) the judgments.
 Per seed: 5-fold cross-validation grouped by query (``autograde rubric calibrate-qrels cross-validate``: every
-candidate kind alone and the selected model, binary kappa of the pooled held-out labels), and the model fitted on
+candidate kind alone and the deployed model, binary kappa of the pooled held-out labels), and the model fitted on
 every judgment (``calibrate-qrels fit``), whose labels of DL20's own judged passages are compared with the judged
 level shares. For seed 0 every fold's model is saved and applied to the held-out queries' sources by
 ``autograde rubric calibrate-qrels apply`` in a fresh process, whose labels must equal the cross-validation's. The
@@ -134,19 +135,25 @@ def main() -> int:
     for r in runs:
         per = r["report"]["overall"]["per_estimator"]
         best = max(per[k] for k in kinds)
-        folds = ", ".join(pf["selected"] for pf in r["report"]["per_fold"])
+        picked = [pf["selected"] for pf in r["report"]["per_fold"]]
+        folds = f"{picked[0]} (all {len(picked)})" if len(set(picked)) == 1 else ", ".join(picked)
         lines.append(f"| {r['seed']} | **{per[SELECTED]:.4f}** | " + " | ".join(f"{per[k]:.4f}" for k in kinds)
                      + f" | {per[SELECTED] - best:+.4f} | {per[SINGLE]:.4f} | {folds} | {r['selected']} |")
     kappas = [r["report"]["overall"]["kappa"] for r in runs]
+    spreads = {k: [r["report"]["overall"]["per_estimator"][k] for r in runs] for k in [*kinds, SINGLE]}
+    best_kinds = [max(r["report"]["overall"]["per_estimator"][k] for k in kinds) for r in runs]
     lines += ["", f"Selected model's kappa over the seeds: {min(kappas):.4f} .. {max(kappas):.4f} (spread "
-              f"{max(kappas) - min(kappas):.4f}).", "",
+              f"{max(kappas) - min(kappas):.4f}). The same spread of every kind alone, of the best kind alone in "
+              f"each seed ({max(best_kinds) - min(best_kinds):.4f}) and of the best single prompt chosen on the "
+              "training folds (the seed changes only which queries share a fold: fixed labels, one threshold "
+              "each): " + ", ".join(f"{k} {max(v) - min(v):.4f}" for k, v in spreads.items()) + ".", "",
               "Labelled share / judged share per level (lowest .. highest over the four levels): the model fitted on "
               "every judgment, labelling DL20's own judged passages, and the held-out labels of the cross-validation:",
               "", "| seed | deployed model, its training passages | held out (cross-validation) |", "|---|---|---|"]
     lines += [f"| {r['seed']} | {_band(r['training_ratio'])} | {_band(r['held_out_ratio'])} |" for r in runs]
     lines += ["", "| one fit on all 11,386 judged passages (seed 0, one thread) | seconds | ratio to logistic |",
               "|---|---|---|", f"| logistic regression alone (baseline) | {t_logistic:.1f} | 1.0 |",
-              f"| default estimators, one selected | {t_fit:.1f} | {t_fit / t_logistic:.1f} |", "",
+              f"| default estimators, their mean deployed | {t_fit:.1f} | {t_fit / t_logistic:.1f} |", "",
               f"Fresh-process `apply` of every fold's model (seed 0) to the held-out queries' sources: labels identical "
               f"to the cross-validation's in {runs[0]['applied']} of {cfg0.folds} folds.", "",
               "Seed 0 in detail:", "", cv_markdown(runs[0]["report"])]

@@ -1,4 +1,4 @@
-"""The estimator contract and its registry, the selection rule, and cross-fitted thresholds that keep the level
+"""The estimator contract and its registry, the deployed mean of the candidates, and cross-fitted thresholds that keep the level
 shares on the deployed model (the network refitted on every passage once broke them)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from autograde.calibrated.estimators import (
     CrossFitted,
     GroupSplit,
     LogisticEstimator,
+    MeanEstimator,
     NetworkEstimator,
     OrdinalLogisticEstimator,
     load_estimator,
@@ -22,6 +23,7 @@ from autograde.calibrated.estimators import (
 )
 from autograde.calibrated.features import features_from_sources
 from autograde.calibrated.fit import fit_calibrated, training_rows
+from autograde.calibrated.model import load_calibrated_model
 from autograde.calibrated.thresholds import (
     SHARE_FACTOR,
     cross_fitted_thresholds,
@@ -69,20 +71,50 @@ def test_every_configured_kind_is_registered_and_follows_the_contract(tmp_path: 
         assert loaded.name == fitted.name == est.name
 
 
-def test_selection_prefers_the_simplest_within_one_standard_error(tmp_path: Path) -> None:
-    """A network scoring within the noise of logistic regression is not deployed; the table says why."""
-    f = tiny_sources(tmp_path)
-    cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f["close"]), str(f["binary"])],
+def test_the_deployed_model_is_the_mean_of_the_candidates_equal_per_kind(tmp_path: Path) -> None:
+    """No candidate is selected: the deployed model is the mean of every candidate's cross-fitted probabilities,
+    equal weight per kind (shared among a kind's C values), the same as cross-fitting the mean itself; its
+    thresholds are cross-fitted on its own out-of-fold predictions and keep the band on the training passages;
+    it saves and loads with identical predictions; another seed deploys the same kind of model."""
+    f = skewed_sources(tmp_path)
+    cfg = CalibratedQrelsConfig.model_validate({"sources": [str(f[g]) for g in "abc"],
                                                 "judgments": str(f["judgments"]), "logistic_c": [0.1, 1.0],
                                                 "estimators": ["ordinal_logistic", "logistic"], "selection_folds": 4})
-    result = fit_calibrated(cfg, features_from_sources(cfg.sources, cfg), read_qrels(f["judgments"]))
-    rows = {r["estimator"]: r for r in result.selection}
-    assert list(rows) == ["ordinal_logistic C=0.1", "ordinal_logistic C=1", "logistic C=0.1", "logistic C=1"]
-    best = max(rows.values(), key=lambda r: r["mean_kappa"])
-    within = [n for n, r in rows.items() if r["mean_kappa"] >= best["mean_kappa"] - best["kappa_se"]]
-    simplest = min(within, key=lambda n: (n.startswith("ordinal"), float(n.split("C=")[1])))
-    assert [n for n, r in rows.items() if r.get("selected")] == [simplest]
-    assert result.model.estimator.name == simplest and len(rows[simplest]["fold_kappas"]) == 4
+    features = features_from_sources(cfg.sources, cfg)
+    judgments = read_qrels(f["judgments"])
+    result = fit_calibrated(cfg, features, judgments)
+    names = ["ordinal_logistic C=0.1", "ordinal_logistic C=1", "logistic C=0.1", "logistic C=1"]
+    mean_name = "mean of " + ", ".join(names)
+    assert [r["estimator"] for r in result.selection] == [*names, mean_name]
+    assert [r["estimator"] for r in result.selection if r.get("selected")] == [mean_name]
+    assert result.selection[-1]["weights"] == dict.fromkeys(names, 0.25) and list(result.candidates) == names
+    model = result.model
+    assert isinstance(model.estimator, CrossFitted) and model.estimator.name == mean_name
+    rows = training_rows(features, judgments, [0, 1, 2, 3], "j")
+    x, y = features.matrix[rows.rows], rows.answers
+    members = [c.estimator for c in result.candidates.values()]
+    oof = model.estimator.oof_proba_
+    assert oof is not None and all(m.oof_proba_ is not None for m in members)
+    np.testing.assert_allclose(oof, np.mean([m.oof_proba_ for m in members], axis=0))
+    np.testing.assert_allclose(model.predict_proba(features.matrix),
+                               np.mean([m.predict_proba(features.matrix) for m in members], axis=0))
+    split = GroupSplit.of(rows.groups, 4, [0, 2])  # the fit's inner split
+    direct = CrossFitted(MeanEstimator([m.estimator for m in members], (0.25,) * 4), split).fit(x, y)
+    assert direct.oof_proba_ is not None
+    np.testing.assert_allclose(direct.oof_proba_, oof)
+    th = cross_fitted_thresholds(oof, model.predict_proba(x), y)
+    assert model.thresholds == th.deployed == tuple(result.selection[-1]["deployed_thresholds"])
+    ratios = _level_ratios(model.labels(model.predict_proba(x)), y)
+    assert np.all((ratios >= 1 / SHARE_FACTOR) & (ratios <= SHARE_FACTOR)), ratios
+    model.save(tmp_path / "model")
+    loaded = load_calibrated_model(tmp_path / "model")
+    assert loaded.estimator.name == mean_name and loaded.thresholds == model.thresholds
+    assert np.array_equal(loaded.predict_proba(features.matrix), model.predict_proba(features.matrix))
+    other = fit_calibrated(cfg.model_copy(update={"seed": 3}), features, judgments).model
+    assert other.estimator.name == mean_name
+    alone = fit_calibrated(cfg.model_copy(update={"estimators": ["logistic"], "logistic_c": [1.0]}), features,
+                           judgments)
+    assert alone.model.estimator.name == "logistic C=1" and [r.get("selected") for r in alone.selection] == [True]
 
 
 def test_deployed_thresholds_keep_the_shares_on_another_scale() -> None:

@@ -174,7 +174,8 @@ def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: 
         assert _labels(out) == expected
         applied = json.loads((tmp_path / f"applied-{f}.json").read_text())
         assert applied["kappa"] == pytest.approx(report["per_fold"][f]["kappa"], abs=1e-12)
-    assert load_calibrated_model(tmp_path / "model-0").estimator.name.startswith(("logistic", "ordinal_logistic"))
+    assert load_calibrated_model(tmp_path / "model-0").estimator.name == \
+        "mean of logistic C=0.1, logistic C=1, ordinal_logistic C=0.1, ordinal_logistic C=1"
 
 
 def test_in_process_fit_is_the_fold_model(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ Kinds (the registry, :data:`ESTIMATORS`):
 - ``network``: LLM-RUBRIC's calibration network (:mod:`autograde.rubric.train`) with one judge, the assessor, and
   one question, the level;
 - ``ensemble``: the mean of such networks trained with consecutive seeds;
+- ``mean`` (:class:`MeanEstimator`): the weighted mean of its members' probabilities (the deployed combination
+  of the candidates, :mod:`autograde.calibrated.fit`);
 - ``cross_fitted`` (:class:`CrossFitted`): an estimator fitted once per fold of a :class:`GroupSplit` on the other
   folds; it keeps the out-of-fold probabilities of the training rows and predicts new rows by the mean of the
   fold models (the deployed calibrated-qrels model).
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from autograde.config.rubric import CalibratedQrelsConfig
 
 __all__ = ["ESTIMATORS", "CrossFitted", "EnsembleEstimator", "Estimator", "GroupSplit", "LogisticEstimator",
-           "NetworkEstimator", "OrdinalLogisticEstimator", "load_estimator", "save_estimator"]
+           "MeanEstimator", "NetworkEstimator", "OrdinalLogisticEstimator", "load_estimator", "save_estimator"]
 
 ASSESSOR = "assessor"
 QUESTION = "relevance"
@@ -63,10 +65,6 @@ class Estimator:
     def name(self) -> str:
         """A short label for reports (the kind and its distinguishing parameter)."""
         return self.kind
-
-    def complexity(self) -> tuple[float, ...]:
-        """Sort key, simplest first: the order in which the one-standard-error rule prefers candidates."""
-        raise NotImplementedError
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's arguments (scikit-learn's ``get_params(deep=False)``)."""
@@ -174,9 +172,6 @@ class LogisticEstimator(Estimator):
     def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
         return [cls(n_levels, c) for c in cfg.logistic_c]
 
-    def complexity(self) -> tuple[float, ...]:
-        return (0.0, self.c)  # the plainest model; a smaller C regularizes more
-
     def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
         self.classes_ = tuple(_two_levels_at_least(y))
         self.coef_, self.intercept_ = _regression(x, y, self.c)
@@ -216,9 +211,6 @@ class OrdinalLogisticEstimator(Estimator):
     @classmethod
     def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
         return [cls(n_levels, c) for c in cfg.logistic_c]
-
-    def complexity(self) -> tuple[float, ...]:
-        return (1.0, self.c)  # linear too, but one regression per level
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
         _two_levels_at_least(y)
@@ -284,9 +276,6 @@ class NetworkEstimator(Estimator):
     def from_config(cls, cfg: CalibratedQrelsConfig, n_levels: int) -> list[Estimator]:
         return [cls(n_levels, cfg.network, (cfg.seed,))]
 
-    def complexity(self) -> tuple[float, ...]:
-        return (2.0, float(len(self.seeds)))  # non-linear; more seeds, more networks
-
     def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
         from autograde.rubric.train import fit
 
@@ -339,6 +328,53 @@ class EnsembleEstimator(NetworkEstimator):
         return [cls(n_levels, cfg.network, tuple(range(cfg.seed, cfg.seed + cfg.ensemble_size)))]
 
 
+@dataclass(eq=False)
+class MeanEstimator(Estimator):
+    """The weighted mean of ``members``' P(level) (``weights``: one per member, summing to 1; ``fit`` fits every
+    member on the same rows). Not a candidate of its own: the fit builds it from the cross-fitted candidates."""
+
+    kind: ClassVar[str] = "mean"
+    members: list[Estimator]
+    weights: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.members) != len(self.weights) or not self.members or abs(sum(self.weights) - 1.0) > 1e-9:
+            raise ValueError(f"one weight per member, summing to 1 (members {len(self.members)}, weights "
+                             f"{self.weights})")
+
+    @property
+    def name(self) -> str:
+        return "mean of " + ", ".join(m.name for m in self.members)
+
+    def clone(self) -> Self:
+        return type(self)([m.clone() for m in self.members], self.weights)
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        for m in self.members:
+            m.fit(x, y)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        out = self.weights[0] * self.members[0].predict_proba(x)
+        for w, m in zip(self.weights[1:], self.members[1:], strict=True):
+            out = out + w * m.predict_proba(x)
+        return out
+
+    def params_json(self) -> dict[str, Any]:
+        return {"members": [m.describe() for m in self.members], "weights": list(self.weights)}
+
+    @classmethod
+    def params_from_json(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        return {"members": [load_estimator(Path("."), doc) for doc in raw["members"]],
+                "weights": tuple(float(w) for w in raw["weights"])}
+
+    def state(self, folder: Path, name: str) -> dict[str, Any]:
+        return {"members": [save_estimator(m, folder, f"{name}-m{i}") for i, m in enumerate(self.members)]}
+
+    def restore(self, folder: Path, state: dict[str, Any]) -> None:
+        self.members = [load_estimator(folder, doc) for doc in state["members"]]
+
+
 @dataclass(frozen=True, eq=False)
 class GroupSplit:
     """The fold of every training row; a group (query) never spans two folds."""
@@ -372,19 +408,35 @@ class CrossFitted(Estimator):
     def name(self) -> str:
         return self.estimator.name
 
-    def complexity(self) -> tuple[float, ...]:
-        return self.estimator.complexity()
-
     def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
         assert self.split is not None and len(self.split.folds) == len(y), "a split of the training rows"
-        n_levels = int(self.estimator.get_params()["n_levels"])
-        self.oof_proba_ = np.zeros((len(y), n_levels))
+        self.oof_proba_ = None
         self.estimators_ = []
         for train, test in self.split.split():
             est = self.estimator.clone().fit(x[train], y[train])
-            self.oof_proba_[test] = est.predict_proba(x[test])
+            held = est.predict_proba(x[test])
+            if self.oof_proba_ is None:
+                self.oof_proba_ = np.zeros((len(y), held.shape[1]))
+            self.oof_proba_[test] = held
             self.estimators_.append(est)
         return self
+
+    @classmethod
+    def mean_of(cls, fitted: list[CrossFitted], weights: tuple[float, ...]) -> CrossFitted:
+        """The weighted mean of estimators cross-fitted on the same split, without refitting: fold f's model is
+        the mean of their fold-f models, the out-of-fold probabilities the mean of theirs (what
+        ``CrossFitted(MeanEstimator(...), split).fit`` would give)."""
+        split = fitted[0].split
+        oofs = [f.oof_proba_ for f in fitted if f.split is split and f.oof_proba_ is not None]
+        assert len(oofs) == len(fitted), "estimators fitted on one split"
+        out = cls(MeanEstimator([f.estimator for f in fitted], weights), split)
+        out.estimators_ = [MeanEstimator(list(models), weights)
+                           for models in zip(*(f.estimators_ for f in fitted), strict=True)]
+        oof = np.zeros_like(oofs[0])
+        for w, o in zip(weights, oofs, strict=True):
+            oof = oof + w * o
+        out.oof_proba_ = oof
+        return out
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         assert self.estimators_, "fit first"
@@ -408,9 +460,9 @@ class CrossFitted(Estimator):
 
 
 ESTIMATORS: dict[str, type[Estimator]] = {cls.kind: cls for cls in (
-    LogisticEstimator, OrdinalLogisticEstimator, NetworkEstimator, EnsembleEstimator, CrossFitted)}
-"""kind -> class: every estimator kind (``calibrated_qrels.estimators`` names the first four) and every kind a
-model folder may hold."""
+    LogisticEstimator, OrdinalLogisticEstimator, NetworkEstimator, EnsembleEstimator, MeanEstimator, CrossFitted)}
+"""kind -> class: every estimator kind (``calibrated_qrels.estimators`` names the first four; ``mean`` and
+``cross_fitted`` are built by the fit) and every kind a model folder may hold."""
 
 
 def save_estimator(est: Estimator, folder: Path, name: str = "estimator") -> dict[str, Any]:

@@ -34,8 +34,8 @@ def cv_markdown(report: dict[str, Any]) -> str:
              f"{report['judged']} judged of {report['passages']} passages, {report['queries']} queries, "
              f"{len(report['sources'])} sources, {report['folds']} folds grouped by query (seed {report['seed']}); "
              "every candidate estimator is cross-fitted on inner folds of the training folds and uses thresholds "
-             "tuned on its inner held-out predictions; the calibrated labels come from the simplest candidate within one "
-             "standard error of the best on the inner folds; a single source "
+             "tuned on its inner held-out predictions; the calibrated labels come from the mean of the candidates' "
+             "probabilities (equal weight per kind), thresholds tuned on its inner held-out predictions; a single source "
              "uses the threshold best on the training folds.", "",
              "| estimator | " + " | ".join(f"fold {pf['fold']}" for pf in folds) + " | overall |",
              "|---" * (len(folds) + 2) + "|"]

@@ -193,7 +193,7 @@ def _calibrated_options(p: argparse.ArgumentParser, training: bool) -> None:
 
         p.add_argument("--estimator", action="append", choices=list(get_args(EstimatorKind)),
                        help="a candidate estimator (repeatable; default: logistic, ordinal_logistic, network; the "
-                       "simplest within one standard error of the best by grouped CV is deployed)")
+                       "mean of the candidates' probabilities, equal weight per kind, is deployed)")
 
 
 def _inputs(p: argparse.ArgumentParser) -> None:

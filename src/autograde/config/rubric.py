@@ -174,8 +174,8 @@ class CalibratedQrelsConfig(_Section):
     estimators: list[EstimatorKind] = Field(
         default_factory=_default_estimators, min_length=1,
         description="candidate estimators, each fitted on selection_folds folds of the training passages grouped "
-        "by query; the deployed one is the simplest (logistic, ordinal_logistic, network, ensemble; smaller C "
-        "first) whose held-out binary kappa is within one standard error of the best: network: LLM-RUBRIC's "
+        "by query; the deployed model is the mean of their probabilities, equal weight per kind (one candidate: "
+        "itself): network: LLM-RUBRIC's "
         "network; ensemble: the mean of ensemble_size networks with consecutive seeds; logistic / "
         "ordinal_logistic: L2-regularized multinomial / cumulative (level >= L) logistic regression, one "
         "candidate per C of logistic_c")
