@@ -20,7 +20,8 @@ Designs at each budget (2, 5, 10, 20% of the pool, as expected sizes): ``simple_
 the pilot (the two rounds combined with weights 1/2, as ``autograde sample draw`` twice does). Each configuration
 runs ``--reps`` repetitions with its own seed; the measures are P@10 and nDCG@10 (the goals) for every
 prediction, design and budget, MAP and RR on the smaller grid of :data:`EXTRA` (coverage only; their full-depth
-rankings make them much costlier). Configurations run in ``--jobs`` processes. Per configuration: coverage of the 95% intervals (mean
+rankings make them much costlier). Configurations run in ``--jobs`` processes. Every estimator of :data:`VARIANTS`
+(``--variants``) runs on the same samples. Per configuration and variant: coverage of the 95% intervals (mean
 over systems, and the worst system), the median ratio of the interval's width to the human-only interval's on
 the same sample, and Kendall's tau of the prediction-powered, LLM-only and human-only leaderboards against the
 full-human one (mean over repetitions).
