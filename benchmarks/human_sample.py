@@ -20,7 +20,8 @@ Designs at each budget (2, 5, 10, 20% of the pool, as expected sizes): ``simple_
 the pilot (the two rounds combined with weights 1/2, as ``autograde sample draw`` twice does). Each configuration
 runs ``--reps`` repetitions with its own seed; the measures are P@10 and nDCG@10 (the goals) for every
 prediction, design and budget, MAP and RR on the smaller grid of :data:`EXTRA` (coverage only; their full-depth
-rankings make them much costlier). Configurations run in ``--jobs`` processes. Per configuration: coverage of the 95% intervals (mean
+rankings make them much costlier). Configurations run in ``--jobs`` processes. Every estimator of :data:`VARIANTS`
+(``--variants``) runs on the same samples. Per configuration and variant: coverage of the 95% intervals (mean
 over systems, and the worst system), the median ratio of the interval's width to the human-only interval's on
 the same sample, and Kendall's tau of the prediction-powered, LLM-only and human-only leaderboards against the
 full-human one (mean over repetitions).
@@ -167,54 +168,85 @@ def rounds_for(design: str, frac: float, reps: int, rng: np.random.Generator, gr
     return [Round(pi1, d1, 0.5), Round(pi2, d1 | d2, 0.5)]
 
 
+VARIANTS = ["fixed", "fixed+floor", "tuned", "tuned+floor", "tuned-all", "tuned-all+floor", "system-all",
+            "system-all+floor"]
+"""How the estimates are made: ``fixed``: plain prediction-powered (lam = 1, the estimator before power tuning);
+``tuned``: the workflow's default power tuning (one cross-fitted weight per linear measure for the leaderboard,
+lam = 1 for nDCG, MAP, RR); ``tuned-all``: the same weight for the nonlinear measures too (fitted on the whole
+sample); ``system-all``: one weight per system, every measure; ``+floor``: the one-error variance floor (on the
+human-only baseline too, so widths compare like with like). ``tuned+floor`` is the workflow's default."""
+DEFAULT_VARIANT = "tuned+floor"
+POWER = {"fixed": "none", "tuned-all": "leaderboard", "system-all": "system"}
+
+
 def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: list[str], reps: int, chunk: int,
              ranked: Any, grades: np.ndarray, truth: dict[str, np.ndarray], llm: dict[str, dict[str, np.ndarray]],
-             weight_w: np.ndarray) -> list[dict[str, Any]]:
-    from autograde.core.stats import kendall_matrix
+             weight_w: np.ndarray, variants: list[str]) -> list[dict[str, Any]]:
+    from autograde.core.stats import kendall_matrix, t_quantile
     from autograde.metrics.estimable import estimable_measure
-    from autograde.ppi.estimators import estimate_measures
-    from autograde.ppi.measures import Gains, gains_from_distribution, gains_from_grades
+    from autograde.ppi.estimators import estimate_measures, zero_gains
+    from autograde.ppi.measures import gains_from_distribution, gains_from_grades
 
     pred = gains_from_distribution(probs, LEVELS, RELEVANT)
-    zero = Gains(pred.rel * 0, pred.gain * 0, pred.ge * 0, pred.thresholds, pred.steps)
+    zero = zero_gains(pred)
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
     seed = zlib.crc32(f"{name}/{design}/{frac}".encode())
     rng = np.random.default_rng(seed)
-    acc: dict[str, dict[str, list[np.ndarray]]] = {m: {"cover": [], "hcover": [], "ratio": [], "tau": [], "htau": [],
-                                                       "size": []} for m in measures}
+    powers = sorted({p for v in variants for p in ([v.split("+")[0]] if v.split("+")[0] != "tuned"
+                                                   else ["fixed", "tuned-all"])})
+
+    def interval(e: Any, floor: bool) -> tuple[np.ndarray, np.ndarray]:
+        v, df = (e.variance, e.df) if floor else (e.raw_variance, e.raw_df)
+        half = t_quantile(0.95, df) * np.sqrt(np.maximum(v, 0.0))
+        return e.estimate - half, e.estimate + half
+
+    keys = ("cover", "hcover", "ratio", "tau", "htau", "size", "lam", "floored")
+    acc = {(m, v): {k: [] for k in keys} for m in measures for v in variants}
     for start in range(0, reps, chunk):
         b = min(chunk, reps - start)
         rounds = rounds_for(design, frac, b, rng, grades, probs, weight_w)
         size = (rounds[-1].sampled.sum(axis=1)).astype(np.float64)
         meas = [estimable_measure(m) for m in measures]
-        ppi = estimate_measures(meas, ranked, pred, obs, rounds, keep_residuals=False)
-        hum = estimate_measures(meas, ranked, zero, obs, rounds, keep_residuals=False)
+        ppi = {p: estimate_measures(meas, ranked, pred, obs, rounds, keep_residuals=False,
+                                    power_tuning=POWER[p], variance_floor=True, tune_nonlinear=True) for p in powers}
+        hum = estimate_measures(meas, ranked, zero, obs, rounds, keep_residuals=False, variance_floor=True)
         for m in measures:
-            e, h = ppi[m], hum[m]
-            lo, hi = e.interval(0.95)
-            hlo, hhi = h.interval(0.95)
             t = truth[m]
-            a = acc[m]
-            a["cover"].append((lo <= t) & (t <= hi))
-            a["hcover"].append((hlo <= t) & (t <= hhi))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                a["ratio"].append(((hi - lo) / (hhi - hlo)).ravel())
-            a["tau"].append(kendall_matrix(e.estimate, t))
-            a["htau"].append(kendall_matrix(h.estimate, t))
-            a["size"].append(size)
+            for v in variants:
+                power, floor = v.split("+")[0], v.endswith("+floor")
+                if power == "tuned":  # the default: linear measures tuned, the others plain
+                    power = "tuned-all" if estimable_measure(m).linear else "fixed"
+                e, h = ppi[power][m], hum[m]
+                lo, hi = interval(e, floor)
+                hlo, hhi = interval(h, floor)
+                a = acc[(m, v)]
+                a["cover"].append((lo <= t) & (t <= hi))
+                a["hcover"].append((hlo <= t) & (t <= hhi))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    a["ratio"].append(((hi - lo) / (hhi - hlo)).ravel())
+                a["tau"].append(kendall_matrix(e.estimate, t))
+                a["htau"].append(kendall_matrix(h.estimate, t))
+                a["size"].append(size)
+                a["lam"].append(e.lam.ravel())
+                a["floored"].append(e.floored.ravel() if floor else np.zeros(e.lam.size))
     rows = []
     for m in measures:
-        a = acc[m]
-        cover = np.concatenate(a["cover"]).mean(axis=0)
-        hcover = np.concatenate(a["hcover"]).mean(axis=0)
-        ratio = np.concatenate(a["ratio"])
-        rows.append({"prediction": name, "design": design, "budget": frac, "measure": m, "reps": reps,
-                     "judged": float(np.concatenate(a["size"]).mean()),
-                     "coverage_mean": float(cover.mean()), "coverage_worst": float(cover.min()),
-                     "human_coverage_mean": float(hcover.mean()), "human_coverage_worst": float(hcover.min()),
-                     "width_ratio": float(np.nanmedian(ratio[np.isfinite(ratio)])),
-                     "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))), "tau_llm": llm[m][name],
-                     "tau_human": float(np.nanmean(np.concatenate(a["htau"])))})
+        for v in variants:
+            a = acc[(m, v)]
+            cover = np.concatenate(a["cover"]).mean(axis=0)
+            hcover = np.concatenate(a["hcover"]).mean(axis=0)
+            ratio = np.concatenate(a["ratio"])
+            fin = ratio[np.isfinite(ratio)]
+            rows.append({"prediction": name, "design": design, "budget": frac, "measure": m, "variant": v,
+                         "reps": reps, "judged": float(np.concatenate(a["size"]).mean()),
+                         "coverage_mean": float(cover.mean()), "coverage_worst": float(cover.min()),
+                         "human_coverage_mean": float(hcover.mean()), "human_coverage_worst": float(hcover.min()),
+                         "width_ratio": float(np.nanmedian(fin)),
+                         "wider_than_human": float((fin > 1.0 + 1e-9).mean()),
+                         "lambda_mean": float(np.concatenate(a["lam"]).mean()),
+                         "floored": float(np.concatenate(a["floored"]).mean()),
+                         "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))), "tau_llm": llm[m][name],
+                         "tau_human": float(np.nanmean(np.concatenate(a["htau"])))})
     return rows
 
 
@@ -281,13 +313,17 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         sub = [r for r in rows if r["measure"] == m]
         if not sub:
             continue
-        lines += [f"## {m}", "", "| prediction | design | budget | judged | coverage mean | coverage worst | "
-                  "human-only coverage mean / worst | width / human | tau PPI | tau LLM | tau human |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {m}", "", "| prediction | design | budget | variant | judged | coverage mean | coverage worst | "
+                  "human-only coverage mean / worst | width / human | wider than human | mean lambda | floored | "
+                  "tau PPI | tau LLM | tau human |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in sub:
-            lines.append(f"| {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r['judged']:.0f} | "
+            lines.append(f"| {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r.get('variant', 'fixed')} | "
+                         f"{r['judged']:.0f} | "
                          f"{r['coverage_mean']:.3f} | {r['coverage_worst']:.3f} | "
                          f"{r['human_coverage_mean']:.3f} / {r['human_coverage_worst']:.3f} | {r['width_ratio']:.2f} | "
+                         f"{r.get('wider_than_human', float('nan')):.3f} | {r.get('lambda_mean', 1.0):.2f} | "
+                         f"{r.get('floored', 0.0):.3f} | "
                          f"{r['tau_ppi']:.3f} | {r['tau_llm']:.3f} | {r['tau_human']:.3f} |")
         lines.append("")
     return "\n".join(lines)
@@ -295,21 +331,30 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 
 def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     """The numbers README.md and docs/human_sample.md quote: per goal measure, the worst coverage over every
-    prediction and design at each budget >= 5%, and at 10% the best prediction's width ratio and taus."""
+    prediction and design at each budget, and the best prediction's width ratio and taus, for the workflow's
+    default variant; beside them the same prediction and design with plain prediction-powered estimates (lam = 1, no
+    floor) when the run had that variant."""
+    default = meta.get("default_variant", DEFAULT_VARIANT)
+    plain = {(r["prediction"], r["design"], r["budget"], r["measure"]): r for r in rows
+             if r.get("variant", "fixed") == "fixed"}
+    mine = [r for r in rows if r.get("variant", "fixed") == default]
     lines = [f"{meta['reps']} repetitions per configuration; {len(meta['predictions'])} predictions x "
              f"{len(meta['designs'])} designs x {len(meta['budgets'])} budgets; {meta['systems']} systems, "
-             f"{meta['pool']} pooled passages.", "",
-             "| measure | budget | lowest mean coverage | lowest worst-system coverage | best prediction (width / human-only, "
-             "design) | tau PPI | tau LLM-only | tau human-only |", "|---|---|---|---|---|---|---|---|"]
+             f"{meta['pool']} pooled passages; estimates: {default} (plain: lam = 1, no floor).", "",
+             "| measure | budget | lowest mean coverage | lowest worst-system coverage | best prediction (width / "
+             "human-only, design) | plain width | tau PPI | tau plain | tau LLM-only | tau human-only |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for m in GOAL_MEASURES:
         for b in meta["budgets"]:
-            sub = [r for r in rows if r["measure"] == m and r["budget"] == b]
+            sub = [r for r in mine if r["measure"] == m and r["budget"] == b]
             if not sub:
                 continue
             best = min(sub, key=lambda r: r["width_ratio"])
+            p = plain.get((best["prediction"], best["design"], b, m))
+            pw, pt = (f"{p['width_ratio']:.2f}", f"{p['tau_ppi']:.3f}") if p else ("-", "-")
             lines.append(f"| {m} | {b:.0%} | {min(r['coverage_mean'] for r in sub):.3f} | "
                          f"{min(r['coverage_worst'] for r in sub):.3f} | {best['prediction']} "
-                         f"({best['width_ratio']:.2f}, {best['design']}) | {best['tau_ppi']:.3f} | "
+                         f"({best['width_ratio']:.2f}, {best['design']}) | {pw} | {best['tau_ppi']:.3f} | {pt} | "
                          f"{best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
     return "\n".join(lines) + "\n"
 
@@ -324,9 +369,9 @@ def run_config(job: tuple[str, str, float, tuple[str, ...], int]) -> list[dict[s
     chunk = st["chunk"] if not set(ms) & set(EXTRA_MEASURES) else max(1, st["chunk"] // 10)
     t1 = time.perf_counter()
     rows = simulate(name, st["preds"][name], design, frac, list(ms), reps, chunk, st["ranked"], st["grades"],
-                    st["truth"], st["llm"], st["weight_w"])
+                    st["truth"], st["llm"], st["weight_w"], st["variants"])
     for r in rows:
-        print(f"{name:>14} {design:>13} {frac:4.0%} {r['measure']:>11}: cover {r['coverage_mean']:.3f} "
+        print(f"{name[:14]:>14} {design:>13} {frac:4.0%} {r['measure']:>11} {r['variant']:>11}: cover {r['coverage_mean']:.3f} "
               f"worst {r['coverage_worst']:.3f} human cover {r['human_coverage_mean']:.3f} width {r['width_ratio']:.2f} tau {r['tau_ppi']:.3f} "
               f"llm {r['tau_llm']:.3f} human {r['tau_human']:.3f} ({time.perf_counter() - t1:.0f} s)", flush=True)
     return rows
@@ -341,6 +386,8 @@ def main() -> None:
     ap.add_argument("--work", default=str(REPO / "work" / "human-sample-bench"), help="cache of predictions")
     ap.add_argument("--predictions", default="", help="comma-separated subset of the predictions (default: all)")
     ap.add_argument("--extra-reps", type=int, default=EXTRA["reps"], help="repetitions of the MAP and RR grid")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help=f"comma-separated estimators to compare on the same samples (of {', '.join(VARIANTS)})")
     args = ap.parse_args()
     import multiprocessing
     import os
@@ -351,6 +398,9 @@ def main() -> None:
     from autograde.ppi.design import importance
     from autograde.ppi.measures import Linearized, gains_from_distribution, gains_from_grades
 
+    unknown = sorted(set(args.variants.split(",")) - set(VARIANTS))
+    if unknown:
+        sys.exit(f"--variants: unknown {', '.join(unknown)} (choose among {', '.join(VARIANTS)})")
     t0 = time.perf_counter()
     work = Path(args.work)
     keys, grades, ranked, queries = load(work)
@@ -365,7 +415,7 @@ def main() -> None:
                                        truth[m])[0]) for p, pr in preds.items()} for m in measures}
     t_quantile(0.95, 2.0)  # import scipy.stats once, before the processes fork
     STATE.update(preds=preds, ranked=ranked, grades=grades, truth=truth, llm=llm, weight_w=importance(ranked, 10),
-                 chunk=args.chunk)
+                 chunk=args.chunk, variants=args.variants.split(","))
     jobs = [(name, design, frac, tuple(GOAL_MEASURES), args.reps) for name in preds for design in DESIGNS
             for frac in BUDGETS]
     jobs += [(name, design, frac, tuple(EXTRA_MEASURES), args.extra_reps) for name in EXTRA["predictions"]
@@ -373,20 +423,24 @@ def main() -> None:
     jobs.sort(key=lambda j: -(j[4] * (20 if set(j[3]) & set(EXTRA_MEASURES) else 1)))  # the longest first
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         rows = [r for part in pool.imap_unordered(run_config, jobs) for r in part]
-    order = {(p, d, b, m): i for i, (p, d, b, m) in enumerate(
-        (p, d, b, m) for m in measures for p in preds for d in DESIGNS for b in BUDGETS)}
-    rows.sort(key=lambda r: order[(r["prediction"], r["design"], r["budget"], r["measure"])])
+    variants = args.variants.split(",")
+    order = {k: i for i, k in enumerate(
+        (p, d, b, m, v) for m in measures for p in preds for d in DESIGNS for b in BUDGETS for v in variants)}
+    rows.sort(key=lambda r: order[(r["prediction"], r["design"], r["budget"], r["measure"], r["variant"])])
     meta = {"reps": args.reps, "extra_reps": args.extra_reps, "seconds": time.perf_counter() - t0,
             "pool": len(keys), "queries": len(ranked.queries), "systems": len(ranked.systems),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {args.jobs} processes",
-            "budgets": BUDGETS, "designs": DESIGNS, "predictions": list(preds), "extra": EXTRA}
+            "budgets": BUDGETS, "designs": DESIGNS, "predictions": list(preds), "extra": EXTRA,
+            "variants": variants,
+            "default_variant": DEFAULT_VARIANT if DEFAULT_VARIANT in variants else variants[-1]}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "human_sample_simulation.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     (out / "human_sample_simulation.md").write_text(markdown(rows, meta))
     (out / "human_sample_headline.md").write_text(headline(rows, meta))
     shown = [p for p in ("calibrated", "Sun", "embedded") if p in preds]
-    (out / "human_sample_simulation.svg").write_text(svg_plot(rows, shown))
+    default_rows = [r for r in rows if r["variant"] == meta["default_variant"]]
+    (out / "human_sample_simulation.svg").write_text(svg_plot(default_rows, shown))
     print(markdown(rows, meta))
 
 

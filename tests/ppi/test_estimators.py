@@ -1,6 +1,7 @@
 """The estimators on cases small enough to enumerate every sample: exact unbiasedness of the linear measures (one
-round and two adaptive rounds), zero width when the prediction is the truth, the measures against trec_eval on
-full judgments, the linearization against finite differences."""
+round and two adaptive rounds, with and without the cross-fitted power tuning), zero width when the prediction is
+the truth (and the one-error floor when it is on), the measures against trec_eval on full judgments, the
+linearization against finite differences."""
 
 from __future__ import annotations
 
@@ -11,10 +12,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from autograde.core.survey import poisson_factor
 from autograde.metrics.estimable import estimable_measure
 from autograde.ppi.design import round_probabilities
-from autograde.ppi.estimators import Round, estimate_measures
-from autograde.ppi.measures import Gains, Linearized, gains_from_distribution, gains_from_grades
+from autograde.ppi.estimators import FLOOR_DF, Round, _round_gains, estimate_measures, needed_gains, zero_gains
+from autograde.ppi.measures import (
+    Gains,
+    Linearized,
+    combined_terms,
+    gains_from_distribution,
+    gains_from_grades,
+    sample_bounds,
+    system_mean,
+)
 from autograde.ppi.pool import pool_order, ranked_pool
 
 LEVELS = [0, 1, 2, 3]
@@ -69,6 +79,83 @@ def test_linear_measures_are_exactly_unbiased_over_every_sample(name: str, human
         assert np.abs(ev - mse).max() < 1e-12
 
 
+@pytest.mark.parametrize("name", ["P_3", "dcg_cut_3", "rbp_0.7"])
+@pytest.mark.parametrize("tuning", ["leaderboard", "system"])
+def test_power_tuned_linear_measures_stay_exactly_unbiased(name: str, tuning: str) -> None:
+    """The weight of each fold is fitted on the other folds' units only: exact unbiasedness survives the tuning."""
+    keys, ranked, grades, probs = _small_case(seed=7)
+    n = len(keys)
+    pi = np.linspace(0.2, 0.8, n)
+    samples = _all_samples(n)
+    pred, obs = gains_from_distribution(probs, LEVELS, 2), gains_from_grades(grades, LEVELS, 2)
+    m = estimable_measure(name)
+    est = estimate_measures([m], ranked, pred, obs, [Round(np.broadcast_to(pi, samples.shape), samples, 1.0)],
+                            keep_residuals=False, power_tuning=tuning)[m.name]
+    assert est.lam is not None and 0.0 <= est.lam.min() and est.lam.max() <= 1.0 and est.lam.std() > 0
+    expectation = (_probability(samples, pi)[:, None] * est.estimate).sum(axis=0)
+    assert np.abs(expectation - Linearized(m, ranked, obs, None).estimate[0]).max() < 1e-12
+
+
+@pytest.mark.parametrize("name", ["P_10", "ndcg_cut_10", "map"])
+@pytest.mark.parametrize("tuning", ["leaderboard", "system"])
+def test_power_tuning_is_plain_or_human_only_at_its_ends_and_keeps_the_residuals_consistent(name: str,
+                                                                                            tuning: str) -> None:
+    """The tuned estimate lies between the human-only and the plain prediction-powered ones (lam in [0, 1]), its
+    variance is the weighted sum of the dense residuals' squares, and a prediction equal to the truth gets lam 1."""
+    keys, ranked, grades, probs = _small_case(seed=9, queries=3, per_query=8)
+    rng = np.random.default_rng(1)
+    pi = np.full((30, len(keys)), 0.5)
+    rounds = [Round(pi, rng.random(pi.shape) < pi, 1.0)]
+    pred, obs = gains_from_distribution(probs, LEVELS, 2), gains_from_grades(grades, LEVELS, 2)
+    m = estimable_measure(name)
+    tuned = estimate_measures([m], ranked, pred, obs, rounds, power_tuning=tuning, tune_nonlinear=True)[m.name]
+    plain = estimate_measures([m], ranked, pred, obs, rounds)[m.name]
+    human = estimate_measures([m], ranked, zero_gains(pred), obs, rounds)[m.name]
+    lo, hi = np.minimum(plain.estimate, human.estimate), np.maximum(plain.estimate, human.estimate)
+    if not m.linear:  # one weight per system: a convex combination of the two estimates
+        assert np.all((tuned.estimate >= lo - 1e-12) & (tuned.estimate <= hi + 1e-12))
+    c = tuned.factors[0]
+    dense = (c[:, None, :] * tuned.residuals[0] ** 2).sum(axis=-1)
+    assert np.abs(dense - tuned.variance).max() < 1e-12
+    exact = gains_from_distribution(np.eye(4)[grades.astype(int)], LEVELS, 2)
+    perfect = estimate_measures([m], ranked, exact, obs, rounds, power_tuning=tuning, tune_nonlinear=True)[m.name]
+    assert perfect.lam is not None and np.abs(perfect.lam - 1.0).max() < 1e-12
+    if not m.linear:  # by default a nonlinear measure keeps lam = 1: plain prediction-powered
+        default = estimate_measures([m], ranked, pred, obs, rounds, power_tuning=tuning)[m.name]
+        assert np.array_equal(default.estimate, plain.estimate) and np.array_equal(default.variance, plain.variance)
+
+
+def test_combined_terms_are_the_dense_residuals_weighted_sums() -> None:
+    """:func:`combined_terms` (no dense array) equals the variance and its squares from the dense residuals of a
+    per-system mix of two linearizations, per-query terms included."""
+    keys, ranked, grades, probs = _small_case(seed=2, queries=3, per_query=6)
+    rng = np.random.default_rng(3)
+    pi = np.full((6, len(keys)), 0.4)
+    r = Round(pi, rng.random(pi.shape) < pi, 1.0)
+    pred, obs = gains_from_distribution(probs, LEVELS, 2), gains_from_grades(grades, LEVELS, 2)
+    ms = [estimable_measure(x) for x in ("ndcg_cut_5", "map", "recip_rank", "P_5")]
+    needs = needed_gains(ms)
+    ps, rs = _round_gains(pred, obs, r, True, needs)
+    hp, hr = _round_gains(zero_gains(pred), obs, r, True, needs)
+    bounds = sample_bounds(ranked, obs, r.sampled, needs)
+    c = poisson_factor(pi, r.sampled)
+    for m in ms:
+        lp, lh = Linearized(m, ranked, ps, bounds), Linearized(m, ranked, hp, bounds)
+        w = rng.random(lp.estimate.shape)
+        v, q = combined_terms((lh, hr), (lp, rs), 1.0 - w, w, c)
+        u = (1.0 - w)[..., None] * lh.residuals(hr) + w[..., None] * lp.residuals(rs)
+        assert np.abs(v - (c[:, None, :] * u * u).sum(axis=-1)).max() < 1e-12
+        assert np.abs(q - ((c[:, None, :] * u * u) ** 2).sum(axis=-1)).max() < 1e-12
+        dense = lp.residuals(rs)  # the leaderboard's objective: the summed variance of every difference
+        pairs = sum((c * (dense[:, i] - dense[:, j]) ** 2).sum(axis=-1) for i in range(dense.shape[1])
+                    for j in range(i + 1, dense.shape[1]))
+        mean = system_mean(lp, rs)
+        assert np.abs(mean - dense.mean(axis=1)).max() < 1e-12
+        v_all, _ = lp.variance_terms(rs, c)
+        s_ = dense.shape[1]
+        assert np.abs(pairs - s_ * (v_all.sum(axis=1) - s_ * (c * mean * mean).sum(axis=-1))).max() < 1e-12
+
+
 @pytest.mark.parametrize("design", ["stratified", "active"])
 def test_two_adaptive_rounds_are_exactly_unbiased(design: str) -> None:
     """Round 2's probabilities depend on round 1's judgments (a pilot): the weighted rounds stay unbiased."""
@@ -108,13 +195,44 @@ def test_a_prediction_equal_to_the_truth_gives_the_truth_with_zero_width(name: s
     rng = np.random.default_rng(0)
     pi = np.full((20, len(keys)), 0.3)
     m = estimable_measure(name)
-    est = estimate_measures([m], ranked, pred, obs, [Round(pi, rng.random(pi.shape) < pi, 1.0)])[m.name]
+    rounds = [Round(pi, rng.random(pi.shape) < pi, 1.0)]
+    est = estimate_measures([m], ranked, pred, obs, rounds)[m.name]
     lo, hi = est.interval(0.95)
     truth = Linearized(m, ranked, obs, None).estimate[0]
     assert np.abs(est.estimate - truth).max() < 1e-12
     assert np.abs(hi - lo).max() == 0.0
     _, dvar, _ = est.differences()
     assert np.abs(dvar).max() == 0.0
+    # with the one-error floor (the workflow's default) the same estimate gets the floor's width: no sample can
+    # tell a prediction right everywhere from one right where the sample looked
+    floored = estimate_measures([m], ranked, pred, obs, rounds, power_tuning="leaderboard",
+                                variance_floor=True)[m.name]
+    assert np.abs(floored.estimate - truth).max() < 1e-12
+    assert floored.floored is not None and floored.floored.all() and np.all(floored.df == FLOOR_DF)
+    assert floored.floor is not None and np.all(floored.variance == floored.floor) and floored.floor.min() > 0
+    _, fdvar, fddf = floored.differences()
+    assert fdvar.min() > 0 and np.all(fddf == FLOOR_DF)
+
+
+def test_the_floor_vanishes_when_every_unit_is_judged_and_stays_below_a_real_variance() -> None:
+    """A census (pi = 1 everywhere) has no sampling error: zero width even with the floor. A sample with errors
+    where the measure reads is left alone unless its variance is below one maximal error's."""
+    keys, ranked, grades, probs = _small_case(seed=5)
+    pred, obs = gains_from_distribution(probs, LEVELS, 2), gains_from_grades(grades, LEVELS, 2)
+    m = estimable_measure("P_3")
+    census = np.ones((1, len(keys)))
+    est = estimate_measures([m], ranked, pred, obs, [Round(census, census > 0, 1.0)], variance_floor=True)[m.name]
+    lo, hi = est.interval(0.95)
+    assert np.abs(hi - lo).max() == 0.0 and est.floored is not None and not est.floored.any()
+    rng = np.random.default_rng(2)
+    pi = np.full((50, len(keys)), 0.5)
+    rounds = [Round(pi, rng.random(pi.shape) < pi, 1.0)]
+    raw = estimate_measures([m], ranked, pred, obs, rounds)[m.name]
+    fl = estimate_measures([m], ranked, pred, obs, rounds, variance_floor=True)[m.name]
+    assert fl.floor is not None and fl.floored is not None
+    assert np.array_equal(fl.floored, raw.variance < fl.floor)
+    assert np.array_equal(fl.variance, np.maximum(raw.variance, fl.floor))
+    assert (~fl.floored).any() and np.array_equal(fl.df[~fl.floored], raw.df[~fl.floored])
 
 
 def test_measures_on_full_judgments_equal_trec_eval() -> None:

@@ -71,6 +71,9 @@ class HumanSampleConfig(_Strict):
     alpha: float = Field(default=0.05, gt=0, lt=1, description="family-wise error rate of the Holm-corrected comparisons of every pair of systems (per measure)")
     variance: Literal["labels", "queries"] = Field(default="labels", description="labels: the queries are fixed, only the sample of judgments varies; queries: the queries are a sample too (variance between per-query estimates)")
     recalibrate_counts: bool = Field(default=True, description="the counts behind nDCG's ideal DCG and the number of relevant passages (map, recall) use the predictions recalibrated on the sample (post-stratification); linear measures never do")
+    power_tuning: Literal["leaderboard", "system", "none"] = Field(default="leaderboard", description="weigh the predictions of the linear measures (P@k, DCG@k, RBP) by the PPI++ weight in [0, 1] that minimizes the estimated variance (0: human-only, 1: plain prediction-powered), cross-fitted so they stay exactly unbiased: leaderboard: one weight per measure for all systems (the summed variance of every difference between two systems); system: one per system (its own variance); none: plain prediction-powered")
+    power_tuning_nonlinear: bool = Field(default=False, description="tune nDCG, MAP, recall and RR too (a weight mixing their human-only and prediction-powered estimates, fitted on the whole sample; approximate, and on DL20 it narrowed nDCG's intervals but ranked worse: docs/human_sample.md)")
+    variance_floor: bool = Field(default=True, description="a variance below what one maximal error at the system's top ranks would add (the sample shows no error there) is raised to it, with 3 degrees of freedom (the rule of three); false: such an interval may have zero width")
     judging_page: bool = Field(default=True, description="the review site gets a judging page for the design's passages not judged yet (site/judging/index.html)")
 
     @field_validator("levels")

@@ -17,11 +17,11 @@ import pandas as pd
 from autograde.core.stats import t_quantile, t_two_sided_p
 from autograde.metrics.estimable import EstimableMeasure
 from autograde.metrics.significance import holm
-from autograde.ppi.estimators import MeasureEstimate, Round, estimate_measures
+from autograde.ppi.estimators import MeasureEstimate, Round, estimate_measures, zero_gains
 from autograde.ppi.measures import Gains, Linearized, RankedPool, gains_from_distribution, gains_from_grades
 
 ESTIMATE_COLUMNS = ["measure", "rank", "group", "system", "estimate", "low", "high", "se", "df", "llm_only",
-                    "human_only", "human_low", "human_high", "estimator"]
+                    "human_only", "human_low", "human_high", "lambda", "floored", "estimator"]
 DIFFERENCE_COLUMNS = ["measure", "system", "other", "difference", "low", "high", "p_value", "p_holm", "separated"]
 
 
@@ -33,11 +33,9 @@ class Settings:
     alpha: float = 0.05
     variance: str = "labels"
     recalibrate: bool = True
-
-
-def _zero(g: Gains) -> Gains:
-    return Gains(np.zeros_like(g.rel), np.zeros_like(g.gain), np.zeros_like(g.ge), g.thresholds, g.steps,
-                 None if g.rel_count is None else np.zeros_like(g.rel_count))
+    power_tuning: str = "leaderboard"
+    variance_floor: bool = True
+    tune_nonlinear: bool = False
 
 
 def _query_stats(per_query: np.ndarray, evaluated: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,8 +91,10 @@ def estimate_tables(measures: list[EstimableMeasure], ranked: RankedPool, probs:
     """(estimates, differences) of the measures under one prediction (``probs``: N x levels) and one sample."""
     pred = gains_from_distribution(probs, s.levels, s.relevance_level)
     obs = gains_from_grades(grades, s.levels, s.relevance_level)
-    ppi = estimate_measures(measures, ranked, pred, obs, rounds, s.recalibrate)
-    human = estimate_measures(measures, ranked, _zero(pred), obs, rounds, s.recalibrate, keep_residuals=False)
+    ppi = estimate_measures(measures, ranked, pred, obs, rounds, s.recalibrate, power_tuning=s.power_tuning,
+                            variance_floor=s.variance_floor, tune_nonlinear=s.tune_nonlinear)
+    human = estimate_measures(measures, ranked, zero_gains(pred), obs, rounds, s.recalibrate, keep_residuals=False,
+                              variance_floor=s.variance_floor)
     parts = [_tables(m, ranked, pred, ppi[m.name], human[m.name], s) for m in measures]
     return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat([p[1] for p in parts], ignore_index=True))
 
@@ -106,6 +106,8 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
     _, hlo, hhi, _, _ = _intervals(human, ranked, s)
     hest = human.estimate[0] if s.variance == "labels" else _query_stats(human.per_query[0], ranked.evaluated)[0]
     diff, dvar, ddf = _differences(ppi, ranked, s)
+    lam = ppi.lam[0] if ppi.lam is not None else np.ones(len(est))
+    floored = ppi.floored[0] if ppi.floored is not None and s.variance == "labels" else np.zeros(len(est), bool)
     n = len(ranked.systems)
     iu, ju = np.triu_indices(n, k=1)
     dse = np.sqrt(np.maximum(dvar[iu, ju], 0.0))
@@ -121,7 +123,8 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
     group_of = dict(zip(order, groups, strict=True))
     rows = [{"measure": measure.name, "rank": rank_of[i], "group": group_of[i], "system": ranked.systems[i],
              "estimate": est[i], "low": lo[i], "high": hi[i], "se": se[i], "df": df[i], "llm_only": llm[i],
-             "human_only": hest[i], "human_low": hlo[i], "human_high": hhi[i], "estimator": measure.estimator}
+             "human_only": hest[i], "human_low": hlo[i], "human_high": hhi[i], "lambda": lam[i],
+             "floored": bool(floored[i]), "estimator": measure.estimator}
             for i in order]
     half = t_quantile(s.confidence, ddf[iu, ju]) * dse
     drows = pd.DataFrame({"measure": measure.name, "system": [ranked.systems[i] for i in iu],

@@ -85,7 +85,8 @@ def run_estimates(config: Any, pool_path: str | Path, rankings_path: str | Path,
     ranked = load_ranked(rankings_path, keys, config.evaluation.missing_queries)
     sample = read_sample(config, keys, qrels, design)
     settings = Settings(list(h.levels), relevance_level_of(config), h.confidence, h.alpha, h.variance,
-                        h.recalibrate_counts)
+                        h.recalibrate_counts, h.power_tuning, h.variance_floor,
+                        h.power_tuning_nonlinear)
     measures = [estimable_measure(m) for m in measures_of(config)]
     skipped = [m for m in config.evaluation.measures if m not in {x.name for x in measures}] \
         if h.measures is None else []
