@@ -10,20 +10,18 @@ import numpy as np
 import pytest
 from support.calibrated_data import UNDERFIT, skewed_sources, tiny_sources
 
-from autograde.calibrated.estimators import (
-    ESTIMATORS,
-    CrossFitted,
-    GroupSplit,
-    LogisticEstimator,
-    MeanEstimator,
-    NetworkEstimator,
-    OrdinalLogisticEstimator,
-    load_estimator,
-    save_estimator,
-)
+from autograde.calibrated.estimators import LogisticEstimator, NetworkEstimator, OrdinalLogisticEstimator
 from autograde.calibrated.features import features_from_sources
 from autograde.calibrated.fit import fit_calibrated, training_rows
 from autograde.calibrated.model import load_calibrated_model
+from autograde.calibrated.registry import (
+    ESTIMATORS,
+    CrossFitted,
+    GroupSplit,
+    MeanEstimator,
+    load_estimator,
+    save_estimator,
+)
 from autograde.calibrated.thresholds import (
     SHARE_FACTOR,
     cross_fitted_thresholds,

@@ -2,15 +2,15 @@
 model the equal-weight mean of them, thresholds cross-fitted.
 
 The candidates are the kinds ``cfg.estimators`` names, each built by its registered class
-(:data:`autograde.calibrated.estimators.ESTIMATORS`, ``from_config``). The rule, and why:
+(:data:`autograde.calibrated.registry.ESTIMATORS`, ``from_config``). The rule, and why:
 
 1. Every candidate is fitted on ``selection_folds`` folds of the training passages grouped by query (seeded) and
-   predicts each passage from the fold model that never saw its query (:class:`autograde.calibrated.estimators.
+   predicts each passage from the fold model that never saw its query (:class:`autograde.calibrated.registry.
    CrossFitted`); its per-level thresholds are tuned on those out-of-fold predictions, and its binary kappa
    (level >= ``relevant_level``) is measured on every fold (the selection table: every candidate alone).
 2. The deployed model is the mean of the candidates' probabilities with fixed weights, equal per kind (a kind
    with several C values shares its weight among them): :func:`kind_weights`,
-   :meth:`~autograde.calibrated.estimators.CrossFitted.mean_of`; nothing is selected and no weight is fitted.
+   :meth:`~autograde.calibrated.registry.CrossFitted.mean_of`; nothing is selected and no weight is fitted.
    Why: on DL20 the candidates' held-out kappas differ by less than their fold-to-fold standard error (about
    0.01 against 0.02-0.03), so the training data cannot tell which one is best, and every rule that picks one
    picks by noise: the best inner mean picked a different kind for every seed; the simplest within one standard
@@ -35,9 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from autograde.calibrated.estimators import ESTIMATORS, CrossFitted, Estimator, GroupSplit
+from autograde.calibrated.estimators import Estimator
 from autograde.calibrated.features import RelevanceFeatures
 from autograde.calibrated.model import CalibratedQrelsModel
+from autograde.calibrated.registry import ESTIMATORS, CrossFitted, GroupSplit
 from autograde.calibrated.thresholds import Thresholds, cross_fitted_thresholds, level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.errors import Problems

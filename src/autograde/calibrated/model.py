@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from autograde.calibrated.estimators import Estimator, load_estimator, save_estimator
+from autograde.calibrated.estimators import Estimator
 from autograde.calibrated.features import Encoding, RelevanceFeatures, SourceData, SourceEncoding, encode
+from autograde.calibrated.registry import load_estimator, save_estimator
 from autograde.calibrated.thresholds import threshold_labels
 from autograde.core.errors import Problems
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from autograde.core.errors import InvalidValueError
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
 from autograde.metrics.estimable import EstimableMeasure
@@ -315,7 +316,7 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     parts: dict[str, dict[str, Any]] = {m.name: {"est": 0.0, "var": 0.0, "sq": 0.0, "pq": 0.0, "lam": 0.0,
                                                  "floor": 0.0, "u": [], "c": []} for m in measures}
     if power_tuning not in ("none", "leaderboard", "system"):
-        raise ValueError(f"power_tuning must be none, leaderboard or system, got {power_tuning!r}")
+        raise InvalidValueError(f"power_tuning must be none, leaderboard or system, got {power_tuning!r}")
     tuning, shared = power_tuning != "none", power_tuning == "leaderboard"
     tuning = tuning and any(m.linear or tune_nonlinear for m in measures)
     fold = fold_of(ranked.n_units) if tuning else np.zeros(0, dtype=np.int64)
