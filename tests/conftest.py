@@ -22,6 +22,21 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+@pytest.fixture(autouse=True)
+def _no_slurm_cluster_outside_the_cluster_tier(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test but those marked ``cluster`` sees a machine without SLURM: `make test` runs the SLURM test's local
+    cluster (a machine-wide slurm.conf) beside the other tests, and sinfo would otherwise find its partitions (doctor's
+    gpu check, for one). An empty slurm.conf makes every SLURM command fail at once (a missing one makes them retry
+    for a minute)."""
+    if request.node.get_closest_marker("cluster") is not None:
+        return
+    conf = tmp_path_factory.getbasetemp() / "no-slurm.conf"
+    if not conf.exists():
+        conf.write_text("")
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+
+
 @pytest.fixture
 def messages() -> Iterator[io.StringIO]:
     """Everything the autograde logger writes during the test (INFO and up)."""

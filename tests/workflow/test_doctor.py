@@ -239,17 +239,12 @@ def test_autograde_experiment_selects_the_experiment_of_every_command(mini: Path
     assert "missing.yaml: config file not found" in capsys.readouterr().err
 
 
-def test_the_documented_doctor_output_has_todays_checks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_documented_doctor_output_has_todays_checks() -> None:
     """docs/generated/doctor_example.txt (quoted by docs/cluster.md) lists the checks doctor makes today, in its
-    order, with the same verdicts (tools/doctor_example.py writes it; rerun it when a check changes)."""
+    order, with the same verdicts (tools/doctor_example.py writes it; rerun it when a check changes). The documented
+    output is a workstation's, without a SLURM cluster, as every test but the cluster tier sees it (conftest)."""
     import re
     import sys
-
-    # the documented output is a workstation's, without a SLURM cluster: `make test` runs the SLURM test's cluster
-    # beside this one, and doctor's gpu check would then (rightly) find its GPU partition. An empty slurm.conf makes
-    # sinfo fail at once (a missing one makes it retry for a minute)
-    (tmp_path / "slurm.conf").write_text("")
-    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "slurm.conf"))
 
     spec = importlib.util.spec_from_file_location("doctor_example", REPO / "tools" / "doctor_example.py")
     assert spec is not None and spec.loader is not None

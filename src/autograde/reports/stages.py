@@ -218,7 +218,7 @@ def read_official(path: str | Path) -> dict[str, float]:
     return official
 
 
-CORRELATION_VERSION = 1
+CORRELATION_VERSION = 2
 """Version of a stored correlation result (bump when :func:`autograde.reports.correlation.correlate` changes)."""
 
 
@@ -228,6 +228,7 @@ def _correlations(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], offic
     values, the official leaderboard and the bootstrap settings are those it was computed from: after an edit only
     the edited grader's leaderboards are bootstrapped again. Returns (results, cache counts)."""
     from autograde.core.querycache import QueryCache
+    from autograde.pipeline.perquery import query_digests
     from autograde.reports.correlation import CorrelationResult, correlate
 
     tables: dict[str, pd.DataFrame] = {}
@@ -236,8 +237,7 @@ def _correlations(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], offic
     settings = {"official": dict(sorted(official.items())), "methods": methods, "samples": rc.bootstrap_samples,
                 "seed": rc.bootstrap_seed, "confidence": rc.confidence}
     cache = QueryCache(cache_dir, "correlation", CORRELATION_VERSION)
-    keys = {i: cache.key({**settings, "values": df.sort_values(["run", "query_id"]).to_numpy().tolist()})
-            for i, df in per_q.items()}
+    keys = {i: cache.key({**settings, "rows": query_digests(df, ["run", "value"])}) for i, df in per_q.items()}
 
     def compute(todo: list[str]) -> dict[str, Any]:
         out = {}
