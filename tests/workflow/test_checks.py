@@ -286,3 +286,34 @@ def test_a_missing_rubric_table_is_file_not_found(tmp_path: Path, messages: io.S
                  "--human", str(tmp_path / "human.tsv"), "--out", str(tmp_path / "e.json"), "--quiet"]) == 2
     text = messages.getvalue()
     assert "llm.tsv: file not found" in text and "columns: none" not in text
+
+
+def test_a_bank_edit_checks_the_banks_again_not_the_runs(mini: Path) -> None:
+    """The workflow remembers a successful check in two parts: after a hand edit of a bank only the banks are
+    read and checked again (the runs, qrels and corpus keep their stamp), a bad bank edit is still caught, and a
+    changed run file checks the runs again."""
+    import os
+
+    from autograde.config.experiment import load_config
+    from autograde.core.errors import InputError
+    from autograde.workflow.checks import check_experiment
+
+    config = load_config(mini)
+    first = check_experiment(config, mini, cached=True)
+    assert not first.from_stamp and first.inputs is not None
+    assert check_experiment(config, mini, cached=True).from_stamp
+    bank = mini.parent / "data" / "questions.jsonl"
+    bank.write_text(bank.read_text(encoding="utf-8").replace("?", " today?", 1), encoding="utf-8")
+    edited = check_experiment(config, mini, cached=True)
+    assert not edited.from_stamp and edited.inputs is None  # the runs were not read again
+    assert edited.counts == first.counts
+    assert check_experiment(config, mini, cached=True).from_stamp
+    good = bank.read_text(encoding="utf-8")
+    bank.write_text(good + "{not json\n", encoding="utf-8")
+    with pytest.raises(InputError, match="questions.jsonl"):
+        check_experiment(config, mini, cached=True)
+    bank.write_text(good, encoding="utf-8")
+    run = mini.parent / "data" / "runs" / "good.run"
+    run.write_text(run.read_text(encoding="utf-8"), encoding="utf-8")
+    os.utime(run, ns=(1, 1))
+    assert check_experiment(config, mini, cached=True).inputs is not None

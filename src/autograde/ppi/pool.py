@@ -38,7 +38,7 @@ def ranked_pool(rankings: pd.DataFrame, keys: Sequence[PairKey], missing_queries
     qindex = {q: i for i, q in enumerate(queries)}
     unit = pd.DataFrame({"query_id": [q for q, _ in keys], "passage_id": [p for _, p in keys],
                          "unit": np.arange(len(keys))})
-    systems = sorted(set(rankings["run"])) if systems is None else list(systems)
+    systems = sorted(set(rankings["run"].unique())) if systems is None else list(systems)
     sindex = {s: i for i, s in enumerate(systems)}
     r = rankings[rankings["run"].isin(sindex) & rankings["query_id"].isin(qindex)]
     ranked = trec_ranked(r[["run", "query_id", "passage_id", "score"]])

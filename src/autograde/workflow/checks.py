@@ -56,7 +56,7 @@ def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, pro
     baseline = config.metrics.significance.baseline
     if not baseline or inputs is None or inputs.rankings.empty:
         return
-    systems = set(inputs.rankings["run"])
+    systems = set(inputs.rankings["run"].unique())
     if baseline not in systems:
         import difflib
 
@@ -162,7 +162,7 @@ def check_official_leaderboard(config: Config, inputs: Inputs, src: ConfigSource
     official = read_official_leaderboard(path, Problems())  # its format problems come from ingest
     if not official:
         return
-    systems = set(inputs.rankings["run"])
+    systems = set(inputs.rankings["run"].unique())
     shared = systems & set(official)
     if len(shared) < MIN_SHARED_SYSTEMS:
         problems.add(path, None, f"the official leaderboard shares {len(shared)} system(s) with the experiment "
@@ -256,7 +256,9 @@ def input_files(config: Config) -> list[str]:
     return files
 
 
-def _stamp_path(config: Config) -> Path:
+def _stamp_path(config: Config, part: str) -> Path:
+    """The stamp of one part of the checks: ``all`` (every input file) or ``inputs`` (every file but the banks,
+    so that a hand edit of a bank checks the banks again, not the runs, qrels and corpus)."""
     def stat(p: str) -> Any:
         try:
             st = Path(p).stat()
@@ -264,9 +266,31 @@ def _stamp_path(config: Config) -> Path:
         except OSError:
             return [p, None, None]
 
-    key = content_hash({"config": config.model_dump(mode="json"), "files": [stat(p) for p in input_files(config)],
-                        "cwd": os.getcwd()}, 32)
+    banks = set(config.banks.values()) if part == "inputs" else set()
+    files = [stat(p) for p in input_files(config) if p not in banks]
+    key = content_hash({"config": config.model_dump(mode="json"), "files": files, "cwd": os.getcwd(),
+                        **({"part": part} if part != "all" else {})}, 32)
     return Path(CacheLayout.of(config.grading.cache_dir).check_stamp(key))
+
+
+def _read_stamp(stamp: Path | None) -> dict[str, int] | None:
+    if stamp is None or not stamp.is_file():
+        return None
+    try:
+        return dict(json.loads(stamp.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_stamp(stamp: Path | None, counts: dict[str, int]) -> None:
+    if stamp is None:
+        return
+    try:
+        from autograde.core.text import atomic_write_text
+
+        atomic_write_text(stamp, json.dumps(counts, sort_keys=True) + "\n")
+    except OSError as exc:  # a read-only cache only costs the next run the checks again
+        logger.debug("could not write the check stamp %s: %s", stamp, exc)
 
 
 def check_experiment(config: Config, source: str | ConfigSource = "config", cached: bool = False,
@@ -277,12 +301,10 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     config keys name their line.
     """
     src = ConfigSource.of(source)
-    stamp = _stamp_path(config) if cached else None
-    if stamp is not None and stamp.is_file():
-        try:
-            return CheckReport(json.loads(stamp.read_text()), from_stamp=True)
-        except (OSError, ValueError):
-            pass
+    stamp = _stamp_path(config, "all") if cached else None
+    stamped = _read_stamp(stamp)
+    if stamped is not None:
+        return CheckReport(stamped, from_stamp=True)
     from autograde.io.banks.read import read_banks
     from autograde.io.queries import read_queries
     from autograde.pipeline.ingest import ingest
@@ -310,36 +332,40 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     queries = read_queries(config.data.queries_file, Problems())  # its problems come from ingest below
     from autograde.banks.checks import check_bank_generation
     from autograde.config.banks import banks_read_at_parse_time
+    from autograde.nuggets.checks import check_nuggets
 
     check_bank_generation(config, queries or None, problems, src)
     banks = read_banks(banks_read_at_parse_time(config), problems, queries or None, config.data.queries_file)
     check_gold_answers(config, banks, src, problems)
-    inputs = ingest(config, problems)
+    check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
+    inputs_stamp = _stamp_path(config, "inputs") if cached and config.banks else None
+    counts = _read_stamp(inputs_stamp)  # after a bank edit: the runs, qrels and corpus were checked already
+    inputs = None
+    if counts is None:
+        inputs = ingest(config, problems)
+        counts = check_inputs(config, inputs, src, problems)
+    # a configured file that is missing is named once, by its config key (not again by its reader)
+    problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
+    problems.raise_if_any()
+    _write_stamp(inputs_stamp, counts)
+    counts = {**counts, **{f"bank_{k}": len(b.items) for k, b in banks.items()}}
+    _write_stamp(stamp, counts)
+    logger.info("%s: every input checked (%s)", src.path, ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return CheckReport(counts, inputs=inputs, dataset=dataset)
+
+
+def check_inputs(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> dict[str, int]:
+    """The checks of everything but the banks (runs, answers, qrels, leaderboard, generation data, citations,
+    calibrated-qrels sources, the corpus text of the pool); returns their counts."""
+    from autograde.calibrated.checks import check_calibrated
+
     check_baseline(config, inputs, src, problems)
     check_nugget_baseline(config, inputs, src, problems)
     check_official_leaderboard(config, inputs, src, problems)
     check_spurious_levels(config, inputs, src)
     check_generation(config, problems)
     check_citations(config, problems)
-    from autograde.nuggets.checks import check_nuggets
-
-    check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
-    from autograde.calibrated.checks import check_calibrated
-
     check_calibrated(config, src, problems)  # calibrated qrels: the model folder, its sources
     pool = check_pool_text(config, inputs, problems) if not problems else 0
-    # a configured file that is missing is named once, by its config key (not again by its reader)
-    problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
-    problems.raise_if_any()
-    counts = {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
-              "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool,
-              **{f"bank_{k}": len(b.items) for k, b in banks.items()}}
-    if stamp is not None:
-        try:
-            from autograde.core.text import atomic_write_text
-
-            atomic_write_text(stamp, json.dumps(counts, sort_keys=True) + "\n")
-        except OSError as exc:  # a read-only cache only costs the next run the checks again
-            logger.debug("could not write the check stamp %s: %s", stamp, exc)
-    logger.info("%s: every input checked (%s)", src.path, ", ".join(f"{k} {v}" for k, v in counts.items()))
-    return CheckReport(counts, inputs=inputs, dataset=dataset)
+    return {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
+            "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool}
