@@ -283,6 +283,9 @@ CACHE_FOLDERS: tuple[CacheFolder, ...] = (
                 "safe: rebuilt on the next run (one pass over the corpus)"),
     CacheFolder("datasets", "the queries and qrels of data.dataset written as files (ir_datasets keeps its downloads "
                 "in $IR_DATASETS_HOME)", "safe: rewritten from ir_datasets' own cache"),
+    CacheFolder("embeddings", "the unit vectors of the texts the embedded grader encoded, one folder per model "
+                "identity and query (binary segments), so that a bank edit encodes the new item and not the passages "
+                "again", "safe: the next grading of new pairs encodes their texts again"),
     CacheFolder("checks", "stamps of input checks that passed (keyed by the config and the inputs' sizes and times)",
                 "safe: the checks run again"),
     CacheFolder("analysis", "per-query values of the analysis stages (every system's measures, cover, the bank impact, "
@@ -324,6 +327,10 @@ class CacheLayout:
 
     def dataset(self, address: str) -> str:
         return f"{self.folder('datasets')}/{address}"
+
+    def embeddings(self, identity: str, partition: str) -> str:
+        """The stored text vectors of one encoder identity (its hash), one folder per partition (a query's hash)."""
+        return f"{self.folder('embeddings')}/{identity}/{partition}"
 
     def check_stamp(self, key: str) -> str:
         return f"{self.folder('checks')}/{key}.json"

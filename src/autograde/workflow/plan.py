@@ -235,6 +235,8 @@ def plan_requests(config: Config, stage: str, g: GraderConfig, requests: list[Gr
         identity = grader.identity()
         keys = [cache_key(grader.render(r), identity) for r in requests]
         stored = GradeCache.open_readonly(config.grading.cache_dir, identity).load(set(keys))
+        if hasattr(grader, "use_cache"):  # what it keeps of its own (the encoder's vectors) counts no tokens
+            grader.use_cache(config.grading.cache_dir, readonly=True)
         plan.cached = sum(1 for k in keys if k in stored)
         shard_misses: list[list[int]] = [[] for _ in range(n_shards)]
         seen: list[set[str]] = [set() for _ in range(n_shards)]
