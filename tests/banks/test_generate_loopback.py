@@ -128,3 +128,29 @@ def test_merged_bank_failure_policy_and_provenance(tmp_path: Path, served) -> No
         "prompt_version": "v1"}
     assert len(info["prompt_digest"]) == 16 and info["decoding"]["max_new_tokens"] == 512
     assert info["items_per_query"] == 4 and bank.headers["q4"]["info"]["attempts"] == 2
+
+
+def test_the_plan_counts_the_first_round_prompts_and_the_cached_answers(tmp_path: Path, served) -> None:
+    """``autograde plan`` before a run: one first-round prompt per query, tokens approximated for an endpoint, at
+    most max_new_tokens out each; after the run every first-round answer is cached and nothing is left to ask."""
+    from autograde.grading.base import APPROXIMATE_CHARS_PER_TOKEN
+    from autograde.workflow.plan import plan_banks
+
+    srv, chat = served
+    config = experiment(tmp_path, srv)
+    queries = {q: t for q, (t, _, _) in CANNED.items()}
+    (before,) = plan_banks(config, queries)
+    assert (before.stage, before.name, before.pairs, before.cached, before.to_compute) == (
+        "bank generation", "questions", len(CANNED), 0, len(CANNED))
+    gen = make_generator("questions", config.bank_generation["questions"], tmp_path / "cache")
+    prompts = [gen.backend.wrap(gen.first_prompt(q)) for q in query_prompts(queries)]
+    gen.close()
+    assert before.counted_by == "approximation" and before.output_at_most
+    assert before.input_tokens == sum(-(-len(p) // APPROXIMATE_CHARS_PER_TOKEN) for p in prompts)
+    assert before.output_tokens == len(CANNED) * config.bank_generation["questions"].decoding.max_new_tokens
+    assert chat.total == 0  # planning asks the endpoint nothing
+    run(config, tmp_path)
+    first_round = sum(1 for q in CANNED if chat.calls.get(q))
+    assert first_round == before.to_compute
+    (after,) = plan_banks(config, queries)
+    assert (after.cached, after.to_compute, after.input_tokens) == (len(CANNED), 0, 0)

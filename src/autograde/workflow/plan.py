@@ -1,4 +1,5 @@
-"""The plan of a run (``autograde plan``): per grader, nugget stage and robustness audit that runs a model, the
+"""The plan of a run (``autograde plan``): per test bank to generate, grader, nugget stage and robustness audit that
+runs a model, the
 pairs, what the grade cache holds, the prompts to compute, their input tokens counted with the grader's own
 tokenizer and the expected output tokens, per shard; with ``--measure N``, a short timed run of N prompts on this
 node, the time extrapolated per shard and in total, and the cost where the endpoint's prices per token are
@@ -15,6 +16,8 @@ The time: the N prompts are taken query by query (so a sample reads texts the wa
 touching the cache after a warm-up call that loads the model, and the rate in tokens per second (input plus
 output) extrapolates each shard's tokens; a shard's time adds the model's load time. The total is the shards one
 after another on this node. Local models (hf) are loaded only with ``--measure``: their tokenizer comes with them.
+Test-bank generation is counted (first-round prompts, cached answers, tokens, at most ``max_new_tokens`` out each),
+not timed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from autograde.core.log import logger
 from autograde.grading.registry import backend
 
 if TYPE_CHECKING:
+    from autograde.config.banks import BankGenerationConfig
     from autograde.config.model import Config, GraderConfig
     from autograde.grading.base import Grader, GradeRequest
     from autograde.pipeline.ingest import Inputs
@@ -125,7 +129,7 @@ def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int
                        after["output_tokens"] - before["output_tokens"])
 
 
-def _cost(g: GraderConfig, input_tokens: int | None, output_tokens: int | None) -> tuple[float | None, str | None]:
+def _cost(g: GraderConfig | BankGenerationConfig, input_tokens: int | None, output_tokens: int | None) -> tuple[float | None, str | None]:
     opts = g.options
     pin, pout = opts.get("input_price_per_million"), opts.get("output_price_per_million")
     if input_tokens is None or (pin is None and pout is None):
@@ -177,6 +181,68 @@ def plan_nuggets(config: Config, queries: dict[str, str], measure: int = 0,
             out.append(plan_requests(config, "nugget assignment", whole_answer_grader(a, n.bank), requests, queries,
                                      shards, measure, load_models))
     return out
+
+
+def plan_banks(config: Config, queries: dict[str, str], measure: int = 0,
+               load_models: bool = False) -> list[GraderPlan]:
+    """Test-bank generation (``bank_generation:``): one first-round prompt per query of each bank, dealt into the
+    grading shards as the workflow does; cached answers are not asked again. Output tokens are at most
+    ``decoding.max_new_tokens`` per prompt; repair prompts are not counted (they run only for an answer that does not
+    validate: at most ``repair_attempts`` more per query)."""
+    from autograde.banks.generate import make_generator, query_prompts
+    from autograde.core.layout import CacheLayout
+    from autograde.grading.base import APPROXIMATE_CHARS_PER_TOKEN
+    from autograde.grading.cache import GradeCache, cache_key
+    from autograde.pipeline.shards import shard_assignment
+
+    plans = []
+    n_shards = config.grading.shards
+    for name, cfg in config.bank_generation.items():
+        plan = GraderPlan("bank generation", name, cfg.backend, len(queries), None, len(queries))
+        plans.append(plan)
+        info = backend(cfg.backend)
+        if info.environment != "main":
+            plan.note = "not built here (it runs in the vLLM environment): prompts counted, cache not checked"
+            continue
+        if info.local_model and not (measure or load_models):
+            plan.note = ("cache and tokens not checked: building this model loads it (its tokenizer comes with it); "
+                         "--measure or --load-models loads it")
+            continue
+        try:
+            gen = make_generator(name, cfg, config.grading.cache_dir)
+        except AutogradeError as exc:
+            plan.note = f"not built: {exc}"
+            continue
+        try:
+            prompts = query_prompts(queries, cfg.subtopic_separator)
+            inputs = [gen.backend.wrap(gen.first_prompt(q)) for q in prompts]
+            identity = gen.identity()
+            keys = [cache_key(x, identity) for x in inputs]
+            stored = GradeCache.open_readonly(CacheLayout.of(config.grading.cache_dir).generations(), identity).load(
+                set(keys))
+            plan.cached = sum(1 for k in keys if k in stored)
+            of_query = shard_assignment(list(queries), n_shards)
+            todo = [i for i, k in enumerate(keys) if k not in stored]
+            plan.to_compute = len(todo)
+            plan.counted_by = "tokenizer"
+            plan.output_at_most = True
+            for s in range(n_shards):
+                mine = [i for i in todo if of_query[prompts[i].query_id] == s]
+                n_in = 0
+                for i in mine:
+                    counted = gen.backend.count_input_tokens(inputs[i])
+                    if counted is None:
+                        plan.counted_by = "approximation"
+                        counted = -(-len(inputs[i]) // APPROXIMATE_CHARS_PER_TOKEN)
+                    n_in += counted
+                plan.shards.append(ShardPlan(f"{s + 1}-of-{n_shards}", sum(1 for q in queries if of_query[q] == s),
+                                             len(mine), n_in, len(mine) * cfg.decoding.max_new_tokens))
+            plan.input_tokens = sum(sp.input_tokens or 0 for sp in plan.shards)
+            plan.output_tokens = sum(sp.output_tokens or 0 for sp in plan.shards)
+            plan.cost, plan.currency = _cost(cfg, plan.input_tokens, plan.output_tokens)
+        finally:
+            gen.close()
+    return plans
 
 
 def plan_audit(config: Config, pool: Any, queries: dict[str, str], measure: int = 0,
@@ -290,6 +356,7 @@ def plan_run(config: Config, config_path: str | Path | None = None, measure: int
     chosen = [config.grader(n) for n in graders] if graders else list(config.graders)
     plans = [plan_grader(config, g, pool, queries, measure, load_models) for g in chosen]
     if not graders:
+        plans = plan_banks(config, queries, measure, load_models) + plans
         plans += plan_nuggets(config, queries, measure, load_models)
         plans += plan_audit(config, pool, queries, measure, load_models)
     return plans, source
