@@ -97,3 +97,25 @@ def test_average_ranks_equal_scipy_rankdata() -> None:
     with_nan = np.array([[1.0, np.nan, 2.0], [0.0, -0.0, 3.0]])
     assert np.array_equal(average_ranks(with_nan), rankdata(with_nan, axis=-1, method="average"), equal_nan=True)
     assert average_ranks(np.array([])).shape == (0,)
+
+
+def test_correlation_equals_scipy_without_importing_it() -> None:
+    """Pearson, Spearman and Kendall's tau-b equal scipy's on random, tied and near-constant data; the module does not
+    import scipy.stats for them (a fresh process: the reports jobs call it)."""
+    import subprocess
+    import sys
+
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    cases = [(rng.normal(size=n), rng.normal(size=n)) for n in (2, 3, 10, 59)]
+    cases += [(rng.integers(0, 3, 40).astype(float), rng.integers(0, 4, 40).astype(float)),
+              (np.array([1e9, 1e9 + 1, 1e9 + 3]), np.array([1.0, 2.0, 2.0]))]
+    for a, b in cases:
+        for kind, fn in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+            assert correlation(kind, a, b) == pytest.approx(float(fn(a, b)[0]), abs=1e-12), (kind, a, b)
+    code = ("import sys; from autograde.core.stats import correlation; "
+            "correlation('kendall', [1, 2, 3], [1, 3, 2]); correlation('pearson', [1, 2, 3], [1, 3, 2]); "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -258,19 +258,30 @@ def is_constant(x: np.ndarray) -> bool:
 
 
 def correlation(kind: CorrelationKind, a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
-    """Pearson, Spearman or Kendall's tau-b of two paired sequences (scipy's values); NaN when undefined: fewer than
-    two pairs, or either side constant (up to :data:`CONSTANT_TOLERANCE`), where scipy would return noise.
+    """Pearson, Spearman or Kendall's tau-b of two paired sequences (scipy's ``pearsonr``, ``spearmanr``,
+    ``kendalltau`` values to rounding, tests/core check it, without importing ``scipy.stats``: about a second per
+    job); NaN when undefined: fewer than two pairs, or either side constant (up to :data:`CONSTANT_TOLERANCE`), where
+    scipy would return noise.
 
     >>> correlation("pearson", [1, 2, 3], [2, 4, 7]) > 0.98, correlation("kendall", [1, 1, 1], [1, 2, 3])
     (True, nan)
     """
-    from scipy import stats
-
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(x) < 2 or is_constant(x) or is_constant(y):
         return float("nan")
-    fn = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[kind]
-    return float(fn(x, y)[0])
+    if kind == "kendall":
+        return float(kendall_matrix(x[None, :], y)[0])
+    if kind == "spearman":
+        x, y = average_ranks(x), average_ranks(y)
+    return _pearson(x, y)
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r as scipy computes it (centred, scaled by the largest deviation, then normalised; clipped)."""
+    xm, ym = x - x.mean(), y - y.mean()
+    xm, ym = xm / np.max(np.abs(xm)), ym / np.max(np.abs(ym))
+    r = float(np.dot(xm / np.linalg.norm(xm), ym / np.linalg.norm(ym)))
+    return max(min(r, 1.0), -1.0)
 
 
 def paired_t_pvalues(a: np.ndarray, b: np.ndarray) -> np.ndarray:
