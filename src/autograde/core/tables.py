@@ -32,4 +32,7 @@ def write_table(path: str | Path, df: pd.DataFrame, sort_by: list[str] | None = 
 
 
 def read_table(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    return pq.read_table(path, columns=columns).to_pandas()
+    """One parquet file as a DataFrame (``ParquetFile.read``: the same table as ``pq.read_table`` of a file, without
+    importing ``pyarrow.dataset``, about 0.3 s of every rule job)."""
+    with pq.ParquetFile(path) as f:
+        return f.read(columns=columns).to_pandas()

@@ -102,6 +102,8 @@ def read_rankings(rankings_path: str | Path, queries: Collection[str] | None = N
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    from autograde.core.tables import read_table
+
     if queries is None or (digests is not None and set(digests.queries) <= set(queries)):
-        return pq.read_table(rankings_path).to_pandas()
+        return read_table(rankings_path)
     return pq.read_table(rankings_path, filters=pc.field("query_id").isin(sorted(set(queries)))).to_pandas()

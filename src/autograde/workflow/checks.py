@@ -343,7 +343,7 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     inputs = None
     if counts is None:
         inputs = ingest(config, problems)
-        counts = check_inputs(config, inputs, src, problems)
+        counts = check_data_inputs(config, inputs, src, problems)
     # a configured file that is missing is named once, by its config key (not again by its reader)
     problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
     problems.raise_if_any()
@@ -354,7 +354,7 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     return CheckReport(counts, inputs=inputs, dataset=dataset)
 
 
-def check_inputs(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> dict[str, int]:
+def check_data_inputs(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> dict[str, int]:
     """The checks of everything but the banks (runs, answers, qrels, leaderboard, generation data, citations,
     calibrated-qrels sources, the corpus text of the pool); returns their counts."""
     from autograde.calibrated.checks import check_calibrated
