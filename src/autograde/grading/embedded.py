@@ -196,6 +196,8 @@ class EmbeddedGrader:
             results.append(GradeResult(grade=grade, expected_grade=cont, raw=f"{cos:.6f}"))
         if len(self._emb) > 50_000:  # bound memory on huge shards
             self._emb.clear()
+            if self._store is not None:
+                self._store.forget()
         return results
 
     def close(self) -> None:

@@ -99,6 +99,11 @@ class VectorStore:
         stored.update(new)
         return len(new)
 
+    def forget(self) -> None:
+        """Drop the partitions read so far from memory (a huge shard bounds its memory; they are read again when
+        asked for)."""
+        self._loaded.clear()
+
     def close(self) -> None:
         for fh in self._writers.values():
             fh.close()
