@@ -71,3 +71,26 @@ def test_two_jobs_share_the_work_without_duplicates(tmp_path: Path) -> None:
     assert not any(cache.claims.iterdir())  # every claim released
     ident = cache.folder / "identity.json"
     assert ident.stat().st_mode & 0o044 == 0o044  # group- and world-readable under the default umask
+
+
+def test_a_claim_is_never_empty_and_an_unreadable_one_expires(tmp_path: Path) -> None:
+    """A job killed while claiming must not block a key for every later job: claims are created whole (a private
+    file hard-linked into place), and a claim file that cannot be read (empty: killed between create and write by
+    an older writer, or damaged) is live while young and stale after the grace period."""
+    import os
+    import time
+
+    from autograde.grading.cache import UNREADABLE_CLAIM_GRACE_S
+
+    cache = GradeCache(tmp_path, {"backend": "test", "version": "1"})
+    assert cache.claim(["k1"]) == ["k1"]
+    host, pid, _ = (cache.claims / "k1").read_text().split()
+    assert int(pid) == os.getpid() and sorted(p.name for p in cache.claims.iterdir()) == ["k1"]  # no private file left
+
+    other = GradeCache(tmp_path, {"backend": "test", "version": "1"})
+    (cache.claims / "k2").write_bytes(b"")  # a claimant killed after creating its claim, before writing it
+    assert other.claim(["k1", "k2"]) == []  # k1: a live claimant; k2: maybe being written right now
+    old = time.time() - UNREADABLE_CLAIM_GRACE_S - 1
+    os.utime(cache.claims / "k2", (old, old))
+    assert other.claim(["k2"]) == ["k2"]  # stale: taken over
+    assert (cache.claims / "k2").read_text().split()[1] == str(os.getpid())

@@ -8,7 +8,8 @@ deterministic results are stored: transient failures (timeouts, HTTP 5xx) are re
 
 Several workflows may share one cache (a lab-wide cache on a shared filesystem). So that two jobs do not send
 the same prompt at the same time, a job *claims* the keys of a batch before computing it: one file per key under
-``claims/``, created atomically (``O_CREAT | O_EXCL``) and removed once the result is appended. A key claimed by a
+``claims/``, created atomically and whole (written to a private file, then hard-linked into place) and removed once
+the result is appended. A key claimed by a
 live job elsewhere is deferred; the job reads the other job's new results as they arrive (:meth:`GradeCache.refresh`)
 and computes a deferred key itself only when its claimant died (same host: its process is gone; any host: the
 claim is older than ``claim_ttl_s``). Results are keyed by content, so a key computed twice by accident is
@@ -35,6 +36,8 @@ RESULT_FIELDS = ("grade", "parse_status", "grade_probs", "expected_grade", "labe
                  "extra")
 CLAIM_TTL_S = 1800.0
 """A claim older than this is stale (its claimant is presumed dead), whatever host made it."""
+UNREADABLE_CLAIM_GRACE_S = 60.0
+"""A claim file that cannot be read (no host, pid and time in it) is stale once it is this old."""
 
 
 def cache_key(rendered: str, identity: dict[str, Any]) -> str:
@@ -164,10 +167,37 @@ class GradeCache:
             host, pid, stamp = path.read_text(encoding="utf-8").split()
             age = time.time() - float(stamp)
         except (OSError, ValueError):
-            return False  # being written right now: treat as live
+            # claims are created whole (:meth:`_create_claim`); an unreadable one is another writer's partial
+            # file on a filesystem without hard links, or damage: live while young, stale after a grace period
+            try:
+                return time.time() - path.stat().st_mtime > UNREADABLE_CLAIM_GRACE_S
+            except OSError:
+                return False
         if age > self.claim_ttl_s:
             return True
         return host == socket.gethostname() and not _pid_alive(int(pid))
+
+    def _create_claim(self, path: Path, content: bytes) -> bool:
+        """Create the claim file ``path`` holding ``content``, atomically: written to a private file first, then
+        hard-linked into place (fails when the claim exists; atomic on NFS too). A process killed at any point never
+        leaves an empty claim, which would block the key for every later job."""
+        tmp = path.with_name(f".{path.name}.{socket.gethostname()}-{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(content)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            except OSError:  # a filesystem without hard links: exclusive create, then write
+                try:
+                    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(content)
+            return True
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def claim(self, keys: list[str]) -> list[str]:
         """Claim ``keys`` for computing here; returns those granted (the others are being computed elsewhere)."""
@@ -181,15 +211,11 @@ class GradeCache:
                 continue
             path = self.claims / key
             for _ in range(2):
-                try:
-                    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-                except FileExistsError:
+                if not self._create_claim(path, me):
                     if self._claim_stale(path):
                         path.unlink(missing_ok=True)
                         continue
                     break
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(me)
                 self._held.add(key)
                 granted.append(key)
                 break
