@@ -336,3 +336,21 @@ def test_a_miscalibrated_prediction_that_tells_the_grades_apart_gives_the_truth(
     assert np.abs(est.estimate - truth).max() < 1e-12 and np.abs(est.variance).max() < 1e-24
     old = estimate_measures([m], ranked, pred, obs, rounds, coherent_ratio=False)[m.name]
     assert np.abs(old.estimate - truth).max() > 1e-3
+
+
+@pytest.mark.parametrize("name", ["map", "recall_3", "ndcg_cut_3"])
+def test_a_count_that_cancels_to_zero_scores_zero_not_its_rounding_error(name: str) -> None:
+    """Recalibrated shares over a query's units minus the same shares over its judged units cancel to 0 up to
+    rounding (0.1 + 0.2 - 0.3 = 5.6e-17): that is no relevant passage, the query scores 0, not a numerator over
+    the rounding error."""
+    keys, ranked, _, probs = _small_case(seed=2, queries=2, per_query=4)
+    x = gains_from_distribution(probs, LEVELS, 2)
+    cancel = np.array([[0.1, 0.2, -0.3, 0.0]])
+    assert 0 < cancel.sum() < 1e-15
+    first = ranked.query_of == 0
+    counted = x.rel.copy()
+    counted[:, first] = cancel
+    ge = x.ge.copy()
+    ge[:, :, first] = cancel[:, None, :]
+    lin = Linearized(estimable_measure(name), ranked, replace(x, rel_count=counted, ge=ge), None)
+    assert np.all(lin.values[..., 0] == 0.0) and np.all(np.isfinite(lin.values))

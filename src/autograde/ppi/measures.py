@@ -163,6 +163,10 @@ def sample_bounds(ranked: RankedPool, observed: Gains, sampled: np.ndarray,
     return Bounds(rel_low, rel_high, ge_low, ge_high)
 
 
+COUNT_TOLERANCE = 1e-9
+"""An estimated count smaller than this times the query's units is zero (rounding error of a cancelling sum)."""
+
+
 def _discount(rank: np.ndarray) -> np.ndarray:
     return np.where(rank > 0, 1.0 / np.log2(np.maximum(rank, 1) + 1.0), 0.0)
 
@@ -294,7 +298,12 @@ class Linearized:
 
     def _count(self, units: np.ndarray, low: np.ndarray | None, high: np.ndarray | None
                ) -> tuple[np.ndarray, np.ndarray]:
-        return _clip(self.ranked.per_query_sum(units), low, high)
+        """A query's estimated count, projected by :func:`_clip`. A sum that cancels to zero (recalibrated shares
+        times the query's units minus the same shares over its judged units, ``N_q - n_q / pi = 0``) is zero: its
+        rounding error (~1e-15) would otherwise be a positive normalizer that the ratio divides by."""
+        est = self.ranked.per_query_sum(units)
+        est = np.where(np.abs(est) < COUNT_TOLERANCE * np.maximum(self.ranked.units_per_query, 1.0), 0.0, est)
+        return _clip(est, low, high)
 
     @property
     def estimate(self) -> np.ndarray:
