@@ -169,7 +169,7 @@ def rounds_for(design: str, frac: float, reps: int, rng: np.random.Generator, gr
 
 
 VARIANTS = ["fixed", "fixed+floor", "tuned", "tuned+floor", "tuned-all", "tuned-all+floor", "system-all",
-            "system-all+floor"]
+            "system-all+floor", "legacy", "legacy+floor"]
 """How the estimates are made: ``fixed``: plain prediction-powered (lam = 1, the estimator before power tuning);
 ``tuned``: the workflow's default power tuning (one cross-fitted weight per linear measure for the leaderboard,
 lam = 1 for nDCG, MAP, RR); ``tuned-all``: the same weight for the nonlinear measures too (fitted on the whole
@@ -192,8 +192,19 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
     seed = zlib.crc32(f"{name}/{design}/{frac}".encode())
     rng = np.random.default_rng(seed)
-    powers = sorted({p for v in variants for p in ([v.split("+")[0]] if v.split("+")[0] != "tuned"
-                                                   else ["fixed", "tuned-all"])})
+    def base(v: str) -> tuple[str, bool]:  # (power, coherent ratio estimator)
+        b = v.split("+")[0]
+        return ("tuned", False) if b == "legacy" else (b, True)
+
+    def power_of(v: str, linear: bool) -> tuple[str, bool]:  # the estimate_measures call a variant reads
+        b, c = base(v)
+        if b == "tuned":  # the default: linear measures tuned, the others plain
+            b = "tuned-all" if linear else "fixed"
+        return b, c or linear  # the ratio estimator's choice changes no linear measure
+
+    lin = [estimable_measure(m).linear for m in measures]
+    powers = sorted({power_of(v, x) for v in variants for x in lin})
+    coherents = sorted({c for _, c in powers})
 
     def interval(e: Any, floor: bool) -> tuple[np.ndarray, np.ndarray]:
         v, df = (e.variance, e.df) if floor else (e.raw_variance, e.raw_df)
@@ -207,16 +218,16 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
         rounds = rounds_for(design, frac, b, rng, grades, probs, weight_w)
         size = (rounds[-1].sampled.sum(axis=1)).astype(np.float64)
         meas = [estimable_measure(m) for m in measures]
-        ppi = {p: estimate_measures(meas, ranked, pred, obs, rounds, keep_residuals=False,
-                                    power_tuning=POWER[p], variance_floor=True, tune_nonlinear=True) for p in powers}
-        hum = estimate_measures(meas, ranked, zero, obs, rounds, keep_residuals=False, variance_floor=True)
+        ppi = {(p, c): estimate_measures(meas, ranked, pred, obs, rounds, keep_residuals=False, power_tuning=POWER[p],
+                                         variance_floor=True, tune_nonlinear=True, coherent_ratio=c)
+               for p, c in powers}
+        hums = {c: estimate_measures(meas, ranked, zero, obs, rounds, keep_residuals=False, variance_floor=True,
+                                     coherent_ratio=c) for c in coherents}
         for m in measures:
             t = truth[m]
             for v in variants:
-                power, floor = v.split("+")[0], v.endswith("+floor")
-                if power == "tuned":  # the default: linear measures tuned, the others plain
-                    power = "tuned-all" if estimable_measure(m).linear else "fixed"
-                e, h = ppi[power][m], hum[m]
+                key, floor = power_of(v, estimable_measure(m).linear), v.endswith("+floor")
+                e, h = ppi[key][m], hums[key[1]][m]
                 lo, hi = interval(e, floor)
                 hlo, hhi = interval(h, floor)
                 a = acc[(m, v)]

@@ -15,7 +15,15 @@ import pytest
 from autograde.core.survey import poisson_factor
 from autograde.metrics.estimable import estimable_measure
 from autograde.ppi.design import round_probabilities
-from autograde.ppi.estimators import FLOOR_DF, Round, _round_gains, estimate_measures, needed_gains, zero_gains
+from autograde.ppi.estimators import (
+    FLOOR_DF,
+    Round,
+    _round_gains,
+    estimate_measures,
+    needed_gains,
+    rank_strata,
+    zero_gains,
+)
 from autograde.ppi.measures import (
     Gains,
     Linearized,
@@ -262,7 +270,8 @@ def test_measures_on_full_judgments_equal_trec_eval() -> None:
 
 
 @pytest.mark.parametrize("name", ["ndcg_cut_5", "ndcg", "map", "recip_rank", "recall_5", "P_5"])
-def test_the_linearization_is_the_derivative(name: str) -> None:
+@pytest.mark.parametrize("coherent", [False, True])
+def test_the_linearization_is_the_derivative(name: str, coherent: bool) -> None:
     keys, ranked, _, probs = _small_case(seed=2, queries=3, per_query=6)
     rng = np.random.default_rng(4)
     x = gains_from_distribution(probs, LEVELS, 2)
@@ -270,9 +279,78 @@ def test_the_linearization_is_the_derivative(name: str) -> None:
     e = replace(x, rel=rng.normal(size=x.rel.shape), gain=rng.normal(size=x.gain.shape),
                 ge=rng.normal(size=x.ge.shape), rel_count=rng.normal(size=x.rel.shape))
     m = estimable_measure(name)
-    lin = Linearized(m, ranked, x, None)
+    lin = Linearized(m, ranked, x, None, coherent)
     eps = 1e-6
     moved = replace(x, rel=x.rel + eps * e.rel, gain=x.gain + eps * e.gain, ge=x.ge + eps * e.ge,
                     rel_count=x.rel_count + eps * e.rel_count)
-    numeric = (Linearized(m, ranked, moved, None).estimate - lin.estimate) / eps
+    numeric = (Linearized(m, ranked, moved, None, coherent).estimate - lin.estimate) / eps
     assert np.abs(numeric - lin.residuals(e).sum(axis=-1)).max() < 1e-6
+
+
+@pytest.mark.parametrize("name", ["P_3", "dcg_cut_3", "rbp_0.7", "recip_rank"])
+def test_the_ratio_estimator_choice_leaves_the_other_measures_alone(name: str) -> None:
+    """The coherent ratio estimator (numerator on the normalizer's recalibrated pseudo-labels, post-strata by rank)
+    changes nDCG, AP and recall only: the exactly unbiased measures are the same numbers either way."""
+    keys, ranked, grades, probs = _small_case(seed=3)
+    pred, obs = gains_from_distribution(probs, LEVELS, 2), gains_from_grades(grades, LEVELS, 2)
+    rng = np.random.default_rng(1)
+    pi = np.full((30, len(keys)), 0.4)
+    rounds = [Round(pi, rng.random(pi.shape) < pi, 1.0)]
+    m = estimable_measure(name)
+    new, old = (estimate_measures([m], ranked, pred, obs, rounds, power_tuning="leaderboard", coherent_ratio=c)[name]
+                for c in (True, False))
+    assert np.array_equal(new.estimate, old.estimate) and np.array_equal(new.variance, old.variance)
+
+
+def test_rank_strata_split_the_pool_by_how_many_systems_rank_a_unit_on_top() -> None:
+    keys = [("q1", "a"), ("q1", "b"), ("q1", "c")]
+    rows = [("r1", "q1", "a", 3.0), ("r1", "q1", "b", 2.0), ("r1", "q1", "c", 1.0),
+            ("r2", "q1", "a", 3.0), ("r2", "q1", "c", 2.0), ("r2", "q1", "b", 1.0),
+            ("r3", "q1", "a", 3.0), ("r3", "q1", "c", 2.0), ("r3", "q1", "b", 1.0)]
+    ranked = ranked_pool(pd.DataFrame(rows, columns=["run", "query_id", "passage_id", "score"]), pool_order(keys))
+    assert rank_strata(ranked, depth=1).tolist() == [2, 0, 0]  # a: every system's first
+    assert rank_strata(ranked, depth=2).tolist() == [2, 1, 2]  # b: one of three top 2s; c: two of three
+
+
+@pytest.mark.parametrize("name", ["ndcg_cut_3", "ndcg", "map", "recall_3"])
+def test_a_miscalibrated_prediction_that_tells_the_grades_apart_gives_the_truth(name: str) -> None:
+    """A prediction wrong on every unit's scale but with a different value for each true grade: once every cell
+    (predicted value x rank stratum) has a judged unit, the recalibrated prediction is the truth, and the coherent
+    ratio reads it in its numerator as in its normalizer: the truth, with zero width. The estimator before (the
+    numerator on the raw prediction, with pseudo-labels y / pi) is not exact on the same sample."""
+    keys, ranked, grades, _ = _small_case(seed=5, queries=3, per_query=6)
+    # every threshold's predicted probability lands in its own bin per true grade: 0.05, 0.35, 0.65, 0.95 at
+    # or above any grade, whatever the grade (a grade-3 passage is predicted 0.95 >= 1, >= 2 and >= 3 alike)
+    probs = np.array([[0.95, 0.0, 0.0, 0.05], [0.65, 0.0, 0.0, 0.35], [0.35, 0.0, 0.0, 0.65],
+                      [0.05, 0.0, 0.0, 0.95]])[grades.astype(int)]
+    pred, obs = gains_from_distribution(probs, LEVELS, 2), gains_from_grades(grades, LEVELS, 2)
+    strata = rank_strata(ranked)
+    cell = grades.astype(int) + 4 * strata
+    sampled = np.zeros(len(keys), dtype=bool)
+    sampled[[int(np.flatnonzero(cell == c)[0]) for c in np.unique(cell)]] = True
+    pi = np.full((1, len(keys)), 0.3)
+    rounds = [Round(pi, sampled[None], 1.0)]
+    m = estimable_measure(name)
+    truth = Linearized(m, ranked, obs, None).estimate[0]
+    est = estimate_measures([m], ranked, pred, obs, rounds)[m.name]
+    assert np.abs(est.estimate - truth).max() < 1e-12 and np.abs(est.variance).max() < 1e-24
+    old = estimate_measures([m], ranked, pred, obs, rounds, coherent_ratio=False)[m.name]
+    assert np.abs(old.estimate - truth).max() > 1e-3
+
+
+@pytest.mark.parametrize("name", ["map", "recall_3", "ndcg_cut_3"])
+def test_a_count_that_cancels_to_zero_scores_zero_not_its_rounding_error(name: str) -> None:
+    """Recalibrated shares over a query's units minus the same shares over its judged units cancel to 0 up to
+    rounding (0.1 + 0.2 - 0.3 = 5.6e-17): that is no relevant passage, the query scores 0, not a numerator over
+    the rounding error."""
+    keys, ranked, _, probs = _small_case(seed=2, queries=2, per_query=4)
+    x = gains_from_distribution(probs, LEVELS, 2)
+    cancel = np.array([[0.1, 0.2, -0.3, 0.0]])
+    assert 0 < cancel.sum() < 1e-15
+    first = ranked.query_of == 0
+    counted = x.rel.copy()
+    counted[:, first] = cancel
+    ge = x.ge.copy()
+    ge[:, :, first] = cancel[:, None, :]
+    lin = Linearized(estimable_measure(name), ranked, replace(x, rel_count=counted, ge=ge), None)
+    assert np.all(lin.values[..., 0] == 0.0) and np.all(np.isfinite(lin.values))

@@ -7,11 +7,13 @@ probability 1 (its label is known). Each round's estimate is unbiased given the 
 average of the rounds' estimates is unbiased, and its variance is the weighted sum of the rounds' variances (the
 rounds' errors are martingale differences: uncorrelated).
 
-The counts that normalize the ratio measures (the ideal DCG's grade counts, the number of relevant passages) use
-the predictions recalibrated on the round's sample (post-stratification by the predicted value, Sarndal,
-Swensson and Wretman 1992, section 7.6): a prediction that is off on average would otherwise add a large variance
-to every query's count, which the ratio turns into bias. The linear measures keep the predictions as they are
-(exactly unbiased).
+The ratio measures (nDCG, AP, recall) use the predictions recalibrated on the round's sample (post-stratification
+by the predicted value within strata of how the systems rank a unit, Sarndal, Swensson and Wretman 1992, section
+7.6), in their normalizers (the ideal DCG's grade counts, the number of relevant passages) and, coherently, in their
+numerators: a prediction that is off on average would otherwise add a large variance to every query's count, which
+the ratio turns into bias, and a numerator on the raw prediction over a normalizer on the recalibrated one is a
+ratio of two estimates of different label vectors, whose per-query values are heavy-tailed. The linear measures keep
+the predictions as they are (exactly unbiased).
 
 Intervals use Student's t with Satterthwaite's degrees of freedom of the variance estimate (a sum of one squared
 term per sampled unit): a variance resting on a few sampled residuals gets a wider interval.
@@ -120,21 +122,43 @@ def _satterthwaite(total: np.ndarray, squares: np.ndarray) -> np.ndarray:
         return np.asarray(np.where(squares > 0, total * total / squares, np.inf), dtype=np.float64)
 
 
-def recalibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray) -> np.ndarray:
-    """The predicted probability of every unit replaced by the design-weighted share of sampled units of its bin
-    (:data:`CALIBRATION_BINS`) that are at or above the grade (a bin without a sampled unit keeps the prediction):
-    ``(B, N)``."""
+def recalibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray,
+                 strata: np.ndarray | None = None) -> np.ndarray:
+    """The predicted probability of every unit replaced by the design-weighted share of sampled units of its cell
+    that are at or above the grade (a cell without a sampled unit keeps the prediction): ``(B, N)``. A cell is a bin
+    of the prediction (:data:`CALIBRATION_BINS`) within a stratum of ``strata`` (``(N,)`` small integers, e.g.
+    :func:`rank_strata`; None: one stratum)."""
     f = np.broadcast_to(np.asarray(predicted, dtype=np.float64), sampled.shape)
     bins = np.minimum((np.clip(f, 0.0, 1.0) * CALIBRATION_BINS).astype(np.int64), CALIBRATION_BINS - 1)
+    cells = CALIBRATION_BINS
+    if strata is not None and len(strata):
+        bins = bins + CALIBRATION_BINS * np.asarray(strata, dtype=np.int64)[None, :]
+        cells = CALIBRATION_BINS * (int(np.max(strata)) + 1)
     w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
     y = np.where(sampled, np.nan_to_num(np.broadcast_to(observed, sampled.shape)), 0.0)
-    flat = (bins + CALIBRATION_BINS * np.arange(f.shape[0])[:, None]).ravel()
-    size = f.shape[0] * CALIBRATION_BINS
-    den = np.bincount(flat, weights=w.ravel(), minlength=size).reshape(f.shape[0], CALIBRATION_BINS)
-    num = np.bincount(flat, weights=(w * y).ravel(), minlength=size).reshape(f.shape[0], CALIBRATION_BINS)
+    flat = (bins + cells * np.arange(f.shape[0])[:, None]).ravel()
+    size = f.shape[0] * cells
+    den = np.bincount(flat, weights=w.ravel(), minlength=size).reshape(f.shape[0], cells)
+    num = np.bincount(flat, weights=(w * y).ravel(), minlength=size).reshape(f.shape[0], cells)
     share = np.divide(num, den, out=np.full(den.shape, np.nan), where=den > 0)
     mapped = np.take_along_axis(share, bins, axis=1)
     return np.asarray(np.where(np.isnan(mapped), f, mapped), dtype=np.float64)
+
+
+RANK_DEPTH = 10
+"""The top ranks that define :func:`rank_strata`."""
+
+
+def rank_strata(ranked: RankedPool, depth: int = RANK_DEPTH) -> np.ndarray:
+    """Post-strata of the pool's units by how the systems rank them, known for every unit before any sample: 0 where
+    no system ranks the unit in its top ``depth``, 1 where fewer than half of the systems do, 2 where at least half
+    do. Relevance depends on rank beyond the prediction (systems put relevant passages first), so a prediction
+    calibrated over the whole pool is off where the measures read it; calibrating within these strata is not."""
+    inside = (ranked.pos >= 0) & (ranked.rank > 0) & (ranked.rank <= depth)
+    hits = np.zeros(ranked.n_units + 1)
+    np.add.at(hits, np.where(inside, ranked.pos, ranked.n_units).ravel(), 1.0)
+    share = hits[:-1] / max(len(ranked.systems), 1)
+    return np.asarray(np.where(share <= 0, 0, np.where(share < 0.5, 1, 2)), dtype=np.int64)
 
 
 def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
@@ -146,8 +170,8 @@ def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
     return out
 
 
-def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool, needs: set[str]
-                 ) -> tuple[Gains, Gains]:
+def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool, needs: set[str],
+                 strata: np.ndarray | None = None) -> tuple[Gains, Gains]:
     """(pseudo-labels, residuals) of one round (residuals are 0 where a unit is not in the round); only the gain
     types in ``needs`` are computed (the others are empty)."""
     s, pi = r.sampled, r.pi
@@ -169,11 +193,11 @@ def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool,
     if "ge" in needs:
         ge_pred = predicted.ge
         if recalibrate and ge_pred.shape[1]:
-            ge_pred = np.stack([recalibrated(predicted.ge[:, j], observed.ge[:, j], pi, s)
+            ge_pred = np.stack([recalibrated(predicted.ge[:, j], observed.ge[:, j], pi, s, strata)
                                 for j in range(predicted.ge.shape[1])], axis=1)
         pseudo["ge"], resid["ge"] = ps(ge_pred, observed.ge, True), res(ge_pred, observed.ge, True)
     if "counted" in needs:
-        count_pred = recalibrated(predicted.counted, observed.rel, pi, s) if recalibrate else predicted.counted
+        count_pred = recalibrated(predicted.counted, observed.rel, pi, s, strata) if recalibrate else predicted.counted
         pseudo["counted"], resid["counted"] = ps(count_pred, observed.rel), res(count_pred, observed.rel)
 
     def gains(d: dict[str, np.ndarray]) -> Gains:
@@ -298,8 +322,8 @@ def _tuned(human: tuple[Linearized, Gains], ppi: tuple[Linearized, Gains], c: np
 
 def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, predicted: Gains, observed: Gains,
                       rounds: list[Round], recalibrate: bool = True, keep_residuals: bool = True,
-                      power_tuning: str = "none", variance_floor: bool = False, tune_nonlinear: bool = False
-                      ) -> dict[str, MeasureEstimate]:
+                      power_tuning: str = "none", variance_floor: bool = False, tune_nonlinear: bool = False,
+                      coherent_ratio: bool = True) -> dict[str, MeasureEstimate]:
     """The combined estimate of every measure for every system: ``predicted`` gains of every unit (zeros for the
     human-only estimate), ``observed`` gains (NaN where not judged), one or more :class:`Round`.
 
@@ -311,7 +335,9 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     own variance (the narrowest interval of each system on its own). Cross-fitted over :data:`FOLDS` folds for the linear measures (they stay exactly
     unbiased), fitted on the whole round for the others. ``variance_floor``: a
     variance below :func:`~autograde.ppi.measures.one_error_variance` (the sample shows fewer errors than one
-    maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom."""
+    maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. ``coherent_ratio``: nDCG, AP and recall read
+    their numerators from the same recalibrated pseudo-labels as their normalizers, recalibrated within the
+    :func:`rank_strata` (False: the estimator before, the numerator on the raw prediction, one stratum)."""
     needs = needed_gains(measures)
     parts: dict[str, dict[str, Any]] = {m.name: {"est": 0.0, "var": 0.0, "sq": 0.0, "pq": 0.0, "lam": 0.0,
                                                  "floor": 0.0, "u": [], "c": []} for m in measures}
@@ -321,18 +347,19 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     tuning = tuning and any(m.linear or tune_nonlinear for m in measures)
     fold = fold_of(ranked.n_units) if tuning else np.zeros(0, dtype=np.int64)
     zero = zero_gains(predicted)
+    strata = rank_strata(ranked) if coherent_ratio else None
     for r in rounds:
-        pseudo, resid = _round_gains(predicted, observed, r, recalibrate, needs)
-        h_pseudo, h_resid = _round_gains(zero, observed, r, recalibrate, needs) if tuning else (pseudo, resid)
+        pseudo, resid = _round_gains(predicted, observed, r, recalibrate, needs, strata)
+        h_pseudo, h_resid = _round_gains(zero, observed, r, recalibrate, needs, strata) if tuning else (pseudo, resid)
         bounds = sample_bounds(ranked, observed, r.sampled, needs)
         c = poisson_factor(r.pi, r.sampled)
         for m in measures:
             p = parts[m.name]
-            lin = Linearized(m, ranked, pseudo, bounds)
+            lin = Linearized(m, ranked, pseudo, bounds, coherent_ratio)
             if not tuning or not (m.linear or tune_nonlinear):
                 part = _fixed(lin, resid, c, keep_residuals)
             else:
-                human = (Linearized(m, ranked, h_pseudo, bounds), h_resid)
+                human = (Linearized(m, ranked, h_pseudo, bounds, coherent_ratio), h_resid)
                 part = _cross_fitted(human, (lin, resid), c, fold, keep_residuals, shared) if m.linear \
                     else _tuned(human, (lin, resid), c, keep_residuals, shared)
             p["est"] = p["est"] + r.weight * part.est

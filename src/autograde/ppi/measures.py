@@ -12,6 +12,9 @@ pseudo-labels of :func:`autograde.core.survey.pseudo_labels` it is the predictio
 - nDCG@k divides DCG@k (linear) by the ideal DCG@k, which depends on the query's counts of passages at or above
   each grade: ``IDCG@k = sum_j (g_j - g_{j-1}) * H(c_j)`` with ``H(c)`` the sum of the first ``min(c, k)`` rank
   discounts (extended linearly between integers). The counts are estimated totals; nDCG@k is a ratio.
+- ``coherent``: the ratio measures read their numerators from the pseudo-labels of their normalizers (nDCG's gain
+  rebuilt from the grade-count indicators, AP's and recall's relevance from the counted one), so that numerator
+  and normalizer are one measure of one label vector, as on full judgments.
 
 Estimated counts are projected onto what the sample allows (at least the sampled passages known to be at or
 above the grade, at most the pool minus those known to be below it): the projection never moves an estimate away
@@ -160,6 +163,10 @@ def sample_bounds(ranked: RankedPool, observed: Gains, sampled: np.ndarray,
     return Bounds(rel_low, rel_high, ge_low, ge_high)
 
 
+COUNT_TOLERANCE = 1e-9
+"""An estimated count smaller than this times the query's units is zero (rounding error of a cancelling sum)."""
+
+
 def _discount(rank: np.ndarray) -> np.ndarray:
     return np.where(rank > 0, 1.0 / np.log2(np.maximum(rank, 1) + 1.0), 0.0)
 
@@ -195,7 +202,8 @@ class Linearized:
     (with ``e_pos``, ``e_query`` built from the units' residuals by :meth:`residuals`).
     """
 
-    def __init__(self, measure: EstimableMeasure, ranked: RankedPool, pseudo: Gains, bounds: Bounds | None) -> None:
+    def __init__(self, measure: EstimableMeasure, ranked: RankedPool, pseudo: Gains, bounds: Bounds | None,
+                 coherent: bool = False) -> None:
         self.measure, self.ranked = measure, ranked
         self.steps = pseudo.steps
         pos = np.where(ranked.pos >= 0, ranked.pos, ranked.n_units)
@@ -208,7 +216,9 @@ class Linearized:
         inside = (ranked.pos[..., : pos.shape[-1]] >= 0) & (rank > 0) & ((rank <= k) if k is not None else True)
         self.pos = pos
         self.pos_type = "gain" if kind in ("dcg", "ndcg") else "rel"
-        x = getattr(pseudo, self.pos_type)
+        if coherent and kind in ("ndcg", "ap", "recall"):  # the numerator reads the normalizer's pseudo-labels
+            self.pos_type = "ge_gain" if kind == "ndcg" else "counted"
+        x = self.at_pos(pseudo)
         xg = np.concatenate([x, np.zeros((x.shape[0], 1))], axis=1)[:, pos] * inside  # (B, S, Q, L)
         self.gathered = xg if measure.linear else None  # the pseudo-labels where the system ranks them
         self.per_query = np.zeros((b, *ranked.evaluated.shape))
@@ -277,9 +287,23 @@ class Linearized:
             self.query_type = "ge"
         self.n = ranked.evaluated.sum(axis=1).astype(np.float64)  # queries in each system's mean
 
+    def at_pos(self, g: Gains) -> np.ndarray:
+        """The units' values the measure reads where a system ranks them: ``(B or 1, N)``. ``ge_gain`` is the gain
+        rebuilt from the grade counts' indicators (``sum_j steps_j ge_j``, the grade for a point label, the expected
+        grade for a distribution), so that a coherent nDCG reads the same pseudo-labels in its DCG and ideal DCG."""
+        if self.pos_type == "ge_gain":
+            return np.asarray(np.tensordot(np.asarray(self.steps, dtype=np.float64), g.ge, axes=([0], [1])),
+                              dtype=np.float64)
+        return np.asarray(getattr(g, self.pos_type), dtype=np.float64)
+
     def _count(self, units: np.ndarray, low: np.ndarray | None, high: np.ndarray | None
                ) -> tuple[np.ndarray, np.ndarray]:
-        return _clip(self.ranked.per_query_sum(units), low, high)
+        """A query's estimated count, projected by :func:`_clip`. A sum that cancels to zero (recalibrated shares
+        times the query's units minus the same shares over its judged units, ``N_q - n_q / pi = 0``) is zero: its
+        rounding error (~1e-15) would otherwise be a positive normalizer that the ratio divides by."""
+        est = self.ranked.per_query_sum(units)
+        est = np.where(np.abs(est) < COUNT_TOLERANCE * np.maximum(self.ranked.units_per_query, 1.0), 0.0, est)
+        return _clip(est, low, high)
 
     @property
     def estimate(self) -> np.ndarray:
@@ -306,7 +330,7 @@ class Linearized:
         unit i of query q (``k`` ``(B, S, Q)``, ``t`` ``(B, N)``; zeros for a measure without one)."""
         b, n = self.values.shape[0], self.ranked.n_units
         ev = self.ranked.evaluated
-        a = self.coef * ev[None, :, :, None] * self.gather(getattr(residual, self.pos_type))
+        a = self.coef * ev[None, :, :, None] * self.gather(self.at_pos(residual))
         t = self._query_residual(residual, b, n)
         if t is None:
             return a, np.zeros(self.values.shape), np.zeros((b, n))
@@ -324,7 +348,7 @@ class Linearized:
 
         ev = ranked.evaluated
         c_pos = gather(factor)
-        a = self.coef * ev[None, :, :, None] * gather(getattr(residual, self.pos_type))
+        a = self.coef * ev[None, :, :, None] * gather(self.at_pos(residual))
         t = self._query_residual(residual, b, n)
         if t is None:
             w = c_pos * a * a  # each unit's term of the variance
@@ -352,7 +376,7 @@ class Linearized:
         b = self.values.shape[0]
         s, q, l_ = self.pos.shape
         n = ranked.n_units
-        e_pos = getattr(residual, self.pos_type)
+        e_pos = self.at_pos(residual)
         e_pos = np.broadcast_to(e_pos, (b, n))
         out = np.zeros((b, s, n + 1))
         coef = self.coef * ranked.evaluated[None, :, :, None]
@@ -428,4 +452,4 @@ def one_error_variance(lin: Linearized, pi: np.ndarray) -> np.ndarray:
 
 def _step(lin: Linearized) -> float:
     """The smallest error of a unit's gain: 1 for a binary gain, the smallest grade step for a graded one."""
-    return 1.0 if lin.pos_type == "rel" else float(min(lin.steps, default=1.0))
+    return 1.0 if lin.pos_type in ("rel", "counted") else float(min(lin.steps, default=1.0))
