@@ -27,13 +27,12 @@ from autograde.ppi.estimators import (
 from autograde.ppi.measures import (
     Gains,
     Linearized,
-    combined_terms,
     gains_from_distribution,
     gains_from_grades,
     sample_bounds,
-    system_mean,
 )
 from autograde.ppi.pool import pool_order, ranked_pool
+from autograde.ppi.tuning_terms import combined_terms, system_mean
 
 LEVELS = [0, 1, 2, 3]
 

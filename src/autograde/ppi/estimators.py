@@ -34,15 +34,8 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
 from autograde.metrics.estimable import EstimableMeasure
-from autograde.ppi.measures import (
-    Gains,
-    Linearized,
-    RankedPool,
-    combined_terms,
-    one_error_variance,
-    sample_bounds,
-    system_mean,
-)
+from autograde.ppi.measures import Gains, Linearized, RankedPool, sample_bounds
+from autograde.ppi.tuning_terms import combined_terms, one_error_variance, system_mean
 
 CALIBRATION_BINS = 10
 """Post-strata of a predicted probability: ten bins of width 0.1 (a point prediction falls into two)."""
@@ -334,7 +327,7 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     as a query's ideal DCG, still cancel in their differences); ``system``: one weight per system, minimizing its
     own variance (the narrowest interval of each system on its own). Cross-fitted over :data:`FOLDS` folds for the linear measures (they stay exactly
     unbiased), fitted on the whole round for the others. ``variance_floor``: a
-    variance below :func:`~autograde.ppi.measures.one_error_variance` (the sample shows fewer errors than one
+    variance below :func:`~autograde.ppi.tuning_terms.one_error_variance` (the sample shows fewer errors than one
     maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. ``coherent_ratio``: nDCG, AP and recall read
     their numerators from the same recalibrated pseudo-labels as their normalizers, recalibrated within the
     :func:`rank_strata` (False: the estimator before, the numerator on the raw prediction, one stratum)."""
