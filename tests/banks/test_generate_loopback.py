@@ -133,7 +133,7 @@ def test_merged_bank_failure_policy_and_provenance(tmp_path: Path, served) -> No
 def test_the_plan_counts_the_first_round_prompts_and_the_cached_answers(tmp_path: Path, served) -> None:
     """``autograde plan`` before a run: one first-round prompt per query, tokens approximated for an endpoint, at
     most max_new_tokens out each; after the run every first-round answer is cached and nothing is left to ask."""
-    from autograde.grading.base import APPROXIMATE_CHARS_PER_TOKEN
+    from autograde.grading.base import approximate_tokens
     from autograde.workflow.plan import plan_banks
 
     srv, chat = served
@@ -146,7 +146,7 @@ def test_the_plan_counts_the_first_round_prompts_and_the_cached_answers(tmp_path
     prompts = [gen.backend.wrap(gen.first_prompt(q)) for q in query_prompts(queries)]
     gen.close()
     assert before.counted_by == "approximation" and before.output_at_most
-    assert before.input_tokens == sum(-(-len(p) // APPROXIMATE_CHARS_PER_TOKEN) for p in prompts)
+    assert before.input_tokens == sum(approximate_tokens(p) for p in prompts)
     assert before.output_tokens == len(CANNED) * config.bank_generation["questions"].decoding.max_new_tokens
     assert chat.total == 0  # planning asks the endpoint nothing
     run(config, tmp_path)

@@ -48,16 +48,21 @@ run_dir, out = sys.argv[1], sys.argv[2]
 run_leaderboards(f"{run_dir}/results/eval/sim/max-3.parquet", ["ndcg_cut_10"], [out])
 grader = EmbeddedGrader(GraderConfig(name="sim", backend="embedded"), Options())
 grades = grader.grade_batch([GradeRequest("q", "q", "p", "Tides follow the moon.", "i", "question", "What pulls tides?")])
-print("LOADED:" + ",".join(m for m in ("scipy.stats", "sklearn", "transformers", "sentence_transformers")
-                           if m in sys.modules))
+from autograde.core.stats import correlation
+from autograde.core.tables import read_table
+table = read_table(f"{run_dir}/results/eval/sim/max-3.parquet")
+correlation("kendall", [1, 2, 3], [1, 3, 2]), correlation("spearman", [1, 2, 3], [1, 3, 2])
+print("LOADED:" + ",".join(m for m in ("scipy.stats", "sklearn", "transformers", "sentence_transformers",
+                                       "pyarrow.dataset") if m in sys.modules))
 """
 
 
 @pytest.mark.workflow
 def test_rule_jobs_load_no_library_they_do_not_use(mini_run, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A rule job is a fresh process, so every import is paid by every job: ranking a leaderboard needs no
-    scipy.stats (about a second of CPU; ranks are core.stats.average_ranks), and the embedded grader's encoder is plain
-    torch (autograde.grading.minilm), not transformers' model classes (about 3 s of CPU per grading job)."""
+    scipy.stats (about a second of CPU; ranks are core.stats.average_ranks, correlations core.stats.correlation), a
+    parquet read needs no pyarrow.dataset (about 0.3 s; core.tables.read_table), and the embedded grader's encoder is
+    plain torch (autograde.grading.minilm), not transformers' model classes (about 3 s of CPU per grading job)."""
     out = tmp_path / "ndcg_cut_10.tsv"
     res = subprocess.run([sys.executable, "-c", JOB_START, str(mini_run), str(out)], capture_output=True, text=True,
                          timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})

@@ -23,8 +23,9 @@ from autograde.grading.cache import GradeCache
 class GenerationCache:
     """The answers of one generator identity."""
 
-    def __init__(self, cache_dir: str | Path, identity: dict[str, Any]) -> None:
-        self.cache = GradeCache(CacheLayout.of(cache_dir).generations(), identity)
+    def __init__(self, cache_dir: str | Path, identity: dict[str, Any], readonly: bool = False) -> None:
+        """``readonly``: creates nothing (``autograde plan``) and refuses appends."""
+        self.cache = GradeCache(CacheLayout.of(cache_dir).generations(), identity, readonly=readonly)
 
     @property
     def folder(self) -> Path:

@@ -54,6 +54,12 @@ APPROXIMATE_CHARS_PER_TOKEN = 4
 """Where a grader has no tokenizer here (an endpoint counts with its own), one token per this many characters."""
 
 
+def approximate_tokens(text: str) -> int:
+    """The tokens of ``text`` where no tokenizer is at hand: one per :data:`APPROXIMATE_CHARS_PER_TOKEN` characters,
+    rounded up."""
+    return -(-len(text) // APPROXIMATE_CHARS_PER_TOKEN)
+
+
 @dataclass(frozen=True)
 class TokenCount:
     """Tokens a model processes to grade some requests in one job, counted without running it."""

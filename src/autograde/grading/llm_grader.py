@@ -18,7 +18,7 @@ from autograde.core.errors import AutogradeError, GraderSetupError
 from autograde.core.ids import canonical_json
 from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend, failed
-from autograde.grading.base import APPROXIMATE_CHARS_PER_TOKEN, GradeRequest, GradeResult, TokenCount
+from autograde.grading.base import GradeRequest, GradeResult, TokenCount, approximate_tokens
 from autograde.grading.labels import LABEL_TOKEN_POLICY, result_from_label_probs, result_from_parsed
 from autograde.grading.parse import parse_response
 from autograde.grading.prompts import PromptClass, get_prompt, load_custom_prompts, render
@@ -132,7 +132,7 @@ class LLMGrader:
             counted = self.llm.count_input_tokens(text)
             if counted is None:
                 approx = True
-                return -(-len(text) // APPROXIMATE_CHARS_PER_TOKEN)
+                return approximate_tokens(text)
             return counted
 
         n_in = n_out = 0

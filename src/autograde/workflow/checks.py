@@ -268,8 +268,7 @@ def _stamp_path(config: Config, part: str) -> Path:
 
     banks = set(config.banks.values()) if part == "inputs" else set()
     files = [stat(p) for p in input_files(config) if p not in banks]
-    key = content_hash({"config": config.model_dump(mode="json"), "files": files, "cwd": os.getcwd(),
-                        **({"part": part} if part != "all" else {})}, 32)
+    key = content_hash({"config": config.model_dump(mode="json"), "files": files, "cwd": os.getcwd(), "part": part}, 32)
     return Path(CacheLayout.of(config.grading.cache_dir).check_stamp(key))
 
 

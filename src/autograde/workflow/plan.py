@@ -129,7 +129,8 @@ def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int
                        after["output_tokens"] - before["output_tokens"])
 
 
-def _cost(g: GraderConfig | BankGenerationConfig, input_tokens: int | None, output_tokens: int | None) -> tuple[float | None, str | None]:
+def _cost(g: GraderConfig | BankGenerationConfig, input_tokens: int | None,
+          output_tokens: int | None) -> tuple[float | None, str | None]:
     opts = g.options
     pin, pout = opts.get("input_price_per_million"), opts.get("output_price_per_million")
     if input_tokens is None or (pin is None and pout is None):
@@ -189,10 +190,10 @@ def plan_banks(config: Config, queries: dict[str, str], measure: int = 0,
     grading shards as the workflow does; cached answers are not asked again. Output tokens are at most
     ``decoding.max_new_tokens`` per prompt; repair prompts are not counted (they run only for an answer that does not
     validate: at most ``repair_attempts`` more per query)."""
+    from autograde.banks.cache import GenerationCache
     from autograde.banks.generate import make_generator, query_prompts
-    from autograde.core.layout import CacheLayout
-    from autograde.grading.base import APPROXIMATE_CHARS_PER_TOKEN
-    from autograde.grading.cache import GradeCache, cache_key
+    from autograde.grading.base import approximate_tokens
+    from autograde.grading.cache import cache_key
     from autograde.pipeline.shards import shard_assignment
 
     plans = []
@@ -218,8 +219,7 @@ def plan_banks(config: Config, queries: dict[str, str], measure: int = 0,
             inputs = [gen.backend.wrap(gen.first_prompt(q)) for q in prompts]
             identity = gen.identity()
             keys = [cache_key(x, identity) for x in inputs]
-            stored = GradeCache.open_readonly(CacheLayout.of(config.grading.cache_dir).generations(), identity).load(
-                set(keys))
+            stored = GenerationCache(config.grading.cache_dir, identity, readonly=True).texts(set(keys))
             plan.cached = sum(1 for k in keys if k in stored)
             of_query = shard_assignment(list(queries), n_shards)
             todo = [i for i, k in enumerate(keys) if k not in stored]
@@ -233,7 +233,7 @@ def plan_banks(config: Config, queries: dict[str, str], measure: int = 0,
                     counted = gen.backend.count_input_tokens(inputs[i])
                     if counted is None:
                         plan.counted_by = "approximation"
-                        counted = -(-len(inputs[i]) // APPROXIMATE_CHARS_PER_TOKEN)
+                        counted = approximate_tokens(inputs[i])
                     n_in += counted
                 plan.shards.append(ShardPlan(f"{s + 1}-of-{n_shards}", sum(1 for q in queries if of_query[q] == s),
                                              len(mine), n_in, len(mine) * cfg.decoding.max_new_tokens))
