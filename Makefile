@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env ppi-env data
+.PHONY: install bytecode example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env ppi-env data
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -21,7 +21,14 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 
 install: $(VENV)/.installed
 
-example: install
+# Every workflow job is a fresh Python process that imports autograde (an editable install: its modules are the
+# files under src/). Python keeps their bytecode only where it may write it (not with PYTHONDONTWRITEBYTECODE set),
+# so compile it here, in about a second; a module edited later is compiled from source again (Python checks the
+# file's time and size), never read stale.
+bytecode: install
+	@$(PY) -m compileall -qq src
+
+example: install bytecode
 	$(VENV)/bin/snakemake -c$(CORES)
 	@$(VENV)/bin/autograde outputs
 
@@ -97,7 +104,7 @@ test-deps:
 
 # The serial tier (the SLURM cluster test: one cluster per machine, and it mostly waits on the cluster's polling)
 # runs in its own pytest process beside the parallel tier; its output is printed when both are done.
-test: test-deps
+test: test-deps bytecode
 	@mkdir -p logs/tests
 	$(PYTEST) -m serial --junitxml=logs/tests/serial.xml > logs/tests/serial.log 2>&1 & serial=$$!; \
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15 --junitxml=logs/tests/parallel.xml; \
@@ -106,7 +113,7 @@ test: test-deps
 	test $$parallel_rc -eq 0 && test $$serial_rc -eq 0
 
 # The unit tier for the edit loop: no workflow run, no language model, no cluster, no lint (make test runs all).
-test-fast: install
+test-fast: install bytecode
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not workflow and not model and not cluster" --junitxml=logs/tests/fast.xml
 
 # System packages of the browser and SLURM tests (Chromium, slurmctld, slurmd, slurm-client, munge): installed with

@@ -7,6 +7,7 @@ Imports are read with the standard library's ``ast`` (module level and inside fu
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,22 @@ ONE_CONCERN_BUT_LONG = {
     "autograde.grading.prompts": "the prompt texts of the papers and the workbench (data), plus their registry",
 }
 """Modules allowed over MAX_LINES because they hold one concern whose size is data, with the reason."""
+
+
+@functools.cache
+def parse(path: Path) -> ast.Module:
+    """The syntax tree of one file, parsed once per test session (every structure test reads the same files)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _walked(tree: ast.AST) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(tree))
+
+
+def walk(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """``ast.walk(tree)`` as a tuple, computed once per tree (the trees come from :func:`parse`)."""
+    return _walked(tree)
 
 
 def module_name(path: Path) -> str:
@@ -36,7 +53,7 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def runtime_imports(path: Path) -> set[str]:
     """autograde modules imported by ``path`` at run time."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse(path)
     me = module_name(path)
     out: set[str] = set()
 
@@ -63,6 +80,7 @@ def runtime_imports(path: Path) -> set[str]:
     return out
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     edges: dict[str, set[str]] = {}
@@ -146,7 +164,7 @@ def test_no_package_cycles() -> None:
 
 def _defined_names(path: Path) -> set[str]:
     """Names a module defines at its top level (functions, classes, assignments, also under if/try)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse(path)
     names: set[str] = set()
 
     def targets(node: ast.AST) -> None:
@@ -157,7 +175,7 @@ def _defined_names(path: Path) -> set[str]:
                 targets(elt)
 
     for top in tree.body:
-        for node in ([top] if not isinstance(top, ast.If | ast.Try) else list(ast.walk(top))):
+        for node in ([top] if not isinstance(top, ast.If | ast.Try) else list(walk(top))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Assign):
@@ -175,7 +193,7 @@ def test_one_import_path_per_public_name() -> None:
     bad = []
     for root in (PACKAGE, REPO / "tests", REPO / "scripts", REPO / "benchmarks", REPO / "tools"):
         for p in root.rglob("*.py"):
-            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            for node in walk(parse(p)):
                 if isinstance(node, ast.ImportFrom) and not node.level and node.module in defined:
                     bad += [f"{p.relative_to(REPO)}:{node.lineno}: {a.name} from {node.module}" for a in node.names
                             if a.name not in defined[node.module] and f"{node.module}.{a.name}" not in modules]
@@ -226,7 +244,7 @@ VALIDATOR_DECORATORS = {"field_validator", "model_validator", "validator", "root
 
 def _plain_raises(path: Path) -> list[tuple[str, int]]:
     """(function, line) of every ``raise ValueError(...)`` / ``raise KeyError(...)`` outside a pydantic validator."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse(path)
     found: list[tuple[str, int]] = []
 
     def decorated_as_validator(fn: ast.AST) -> bool:
@@ -311,13 +329,14 @@ def test_every_cli_option_has_help_and_no_markup() -> None:
     assert not markup, f"reStructuredText in --help: {sorted(set(markup))}"
 
 
+@functools.cache
 def _modules() -> dict[str, ast.Module]:
-    return {module_name(p): ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
+    return {module_name(p): parse(p) for p in PACKAGE.rglob("*.py")}
 
 
 def _imported(tree: ast.Module) -> set[str]:
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -349,7 +368,7 @@ def _backend_literals(tree: ast.Module) -> list[int]:
         return False
 
     out = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Compare) and any(is_name(c) for c in [node.left, *node.comparators]):
             out.append(node.lineno)
         elif isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "Literal" and is_name(node.slice):
@@ -368,7 +387,7 @@ def test_backend_names_only_in_the_registry() -> None:
     allowed = {"autograde.grading.registry"} | {b.module for b in BACKENDS.values()}
     bad = {m: lines for m, t in _modules().items() if m not in allowed and (lines := _backend_literals(t))}
     for script in (REPO / "scripts").glob("*.py"):
-        if lines := _backend_literals(ast.parse(script.read_text(encoding="utf-8"))):
+        if lines := _backend_literals(parse(script)):
             bad[str(script.relative_to(REPO))] = lines
     assert not bad, f"compare with the registry's capabilities instead of backend names: {bad}"
 
@@ -384,7 +403,7 @@ def test_statistics_only_in_stats() -> None:
         if m == "autograde.core.stats":
             continue
         hits = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module in STATISTICS_LIBRARIES:
                 if node.module != "scipy" or any(a.name == "stats" for a in node.names):
                     hits.add(node.module)
@@ -416,11 +435,11 @@ LAYOUT_FOLDERS = {"ingest", "pool", "grades", "qrels", "eval", "leaderboards", "
 def _path_literals(tree: ast.Module) -> list[str]:
     """``x / "grades"`` joins with a layout folder, and literal paths under results/ or cache/ (messages, which
     hold spaces, and docstrings are text, not paths)."""
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+    docstrings = {id(n.body[0].value) for n in walk(tree)
                   if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     out = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
                 and node.right.value in LAYOUT_FOLDERS:
             out.append(f"line {node.lineno}: / {node.right.value!r}")
@@ -553,17 +572,17 @@ def test_every_test_is_in_its_tier() -> None:
     marked ``workflow`` (or ``cluster``), so `make test-fast` leaves it out."""
     bad = []
     for p in (REPO / "tests").rglob("test_*.py"):
-        tree = ast.parse(p.read_text(encoding="utf-8"))
-        module_marks = {getattr(getattr(e, "attr", None), "__str__", lambda: "")() for e in ast.walk(tree)
+        tree = parse(p)
+        module_marks = {getattr(getattr(e, "attr", None), "__str__", lambda: "")() for e in walk(tree)
                         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Attribute)
                         and getattr(e.value, "attr", "") == "mark"}
         helpers = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and not f.name.startswith("test_")
-                   and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") in TIER_CALLS for n in ast.walk(f))}
+                   and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") in TIER_CALLS for n in walk(f))}
         for fn in tree.body:
             if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_")):
                 continue
             marks = {d.attr for d in fn.decorator_list if isinstance(d, ast.Attribute)}
-            calls = {getattr(n.func, "id", "") for n in ast.walk(fn) if isinstance(n, ast.Call)}
+            calls = {getattr(n.func, "id", "") for n in walk(fn) if isinstance(n, ast.Call)}
             args = {a.arg for a in fn.args.args}
             needs = {TIER_CALLS[c] for c in calls & set(TIER_CALLS)} | {TIER_FIXTURES[a] for a in args & set(TIER_FIXTURES)}
             if calls & helpers:

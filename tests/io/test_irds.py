@@ -183,16 +183,16 @@ def test_documents_with_titles_are_joined_like_the_file_readers() -> None:
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path) -> None:
-    files, dataset = tmp_path / "files", tmp_path / "dataset"
-    write_mini_dataset(files, shards=1)
-    dataset_config(dataset, shards=1)
+def test_workflow_from_the_dataset_equals_the_same_data_as_files(tmp_path: Path, mini_run: Path) -> None:
+    """The same queries, qrels and corpus from the registered dataset give the same results as the session's finished
+    run of them as files (tests/conftest.py ``mini_run``, the same experiment otherwise)."""
+    files, dataset = mini_run, tmp_path / "dataset"
+    dataset_config(dataset)
     targets = ["results/pool/pool.parquet", "results/grades/sim.parquet", "results/qrels/sim/max-3.qrels",
                "results/leaderboards/sim/max-3/ndcg_cut_10.tsv", "results/leaderboards/human/recip_rank.tsv",
                "results/ingest/queries.parquet", "results/ingest/judgments.parquet"]
-    for wd in (files, dataset):
-        run = run_workflow(wd, *targets)
-        assert run.returncode == 0, run.stderr[-3000:]
+    run = run_workflow(dataset, *targets)
+    assert run.returncode == 0, run.stderr[-3000:]
     log = (dataset / "logs" / "pool.log").read_text()
     for rel in targets:
         a, b = files / rel, dataset / rel

@@ -138,6 +138,6 @@ def vllm_session_job() -> dict[str, Any]:
          "grader": vllm_grader("v-gen", scoring="generate", assistant_prefill="Rating: ", max_new_tokens=3)},
         {"name": "assign", "grader": vllm_grader("v-assign", "NuggetAssignment", bank="nuggets"),
          "requests": answers},
-        {"name": "no_prefix_cache", "requests": grid,
+        {"name": "no_prefix_cache", "requests": grid[:8],  # a second engine start: 8 prompts show the equality
          "grader": vllm_grader("v-qsr-nopc", assistant_prefill="Rating: ", enable_prefix_caching=False)},
     ]}
