@@ -3,7 +3,6 @@ thresholds, the DL20 cross-validation."""
 
 from __future__ import annotations
 
-import glob
 import json
 from pathlib import Path
 
@@ -11,11 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.calibrated_data import FAST, tiny_sources
-from support.helpers import shared_data
 
 from autograde.calibrated.cv import cross_validate_qrels
 from autograde.calibrated.features import features_from_sources
-from autograde.calibrated.stages import run_cross_validate
 from autograde.calibrated.thresholds import threshold_labels, tune_thresholds
 from autograde.cli import main
 from autograde.config.rubric import CalibratedQrelsConfig
@@ -105,16 +102,11 @@ def test_bad_sources(tmp_path: Path) -> None:
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> None:
+def test_dl20_calibrated_labels_beat_the_best_single_prompt(dl20_cv: dict) -> None:
     """All eight released prompts' qrels, 5 folds by query (seed 0), kappa vs official level >= 2 (regressions
     only here: the networks' fold-by-fold numbers are the benchmark's, benchmarks/rubric_transfer.py)."""
-    sources = sorted(glob.glob(str(shared_data("dl20", "autograded-qrels") / "*.qrel")))
-    judgments = shared_data("dl20", "qrels.dl20-passage.txt")
-    assert len(sources) == 8
-    cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(judgments), "folds": 5,
-                                                "seed": 0, "estimators": ["logistic", "ordinal_logistic"],
-                                                "logistic_c": [0.1, 1.0]})
-    report = run_cross_validate(cfg, tmp_path / "calibrated.qrels", tmp_path / "report.json", tmp_path / "r.md")
+    assert len(dl20_cv["config"].sources) == 8
+    report = dl20_cv["report"]
     best = report["overall"]["best_single"]
     assert (best["source"], best["threshold"]) == ("FagB", 1)
     assert best["kappa"] == pytest.approx(0.2834, abs=1e-4)  # the best single prompt at its best threshold
@@ -127,9 +119,9 @@ def test_dl20_calibrated_labels_beat_the_best_single_prompt(tmp_path: Path) -> N
     for lv in ("0", "1", "2", "3"):  # deployed model on its own training passages
         assert 1 / 1.5 <= ratios["held_out"][lv] <= 1.5, ratios
         assert 1 / 1.5 <= ratios["training_min"][lv] and ratios["training_max"][lv] <= 1.5, ratios
-    qrels = read_qrels(tmp_path / "calibrated.qrels")
+    qrels = read_qrels(dl20_cv["qrels"])
     assert sum(len(d) for d in qrels.values()) == 16101  # every passage of the sources, judged or not
-    assert "| fold |" in (tmp_path / "r.md").read_text()
+    assert "| fold |" in dl20_cv["markdown"].read_text()
 
 
 def test_calibrate_qrels_cli(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ clear errors (exit 2, no traceback), and so is a model fitted without a level th
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import subprocess
@@ -14,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.calibrated_data import FAST, tiny_sources
-from support.helpers import shared_data
 
 from autograde.calibrated.cv import cross_validate_qrels, query_folds
 from autograde.calibrated.features import features_from_sources
@@ -138,18 +136,15 @@ def test_model_and_training_settings_do_not_mix() -> None:
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: Path) -> None:
+def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: Path, dl20_cv: dict) -> None:
     """Acceptance: DL20, 5 folds grouped by query; for a fold, ``fit`` on the other four folds' judgments and
     ``apply`` (a fresh process) to the held-out queries' sources give exactly the cross-validation's labels. Two of
     the five folds (the first and the last): every fold runs the same code, and each costs two fresh processes."""
-    sources = sorted(glob.glob(str(shared_data("dl20", "autograded-qrels") / "*.qrel")))
-    judgments_path = shared_data("dl20", "qrels.dl20-passage.txt")
-    settings = {"folds": 5, "seed": 0, "estimators": ["logistic", "ordinal_logistic"], "logistic_c": [0.1, 1.0]}
-    cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(judgments_path), **settings})
-    features = features_from_sources(sources, cfg)
+    cfg = dl20_cv["config"]  # the session's cross-validation of DL20 (tests/calibrated/conftest.py)
+    sources, judgments_path = cfg.sources, Path(cfg.judgments)
     judgments = read_qrels(judgments_path)
-    qrels, report, _ = cross_validate_qrels(cfg, features, judgments)
-    fold_of = query_folds(features, judgments, 5, 0)
+    qrels, report = read_qrels(dl20_cv["qrels"]), dl20_cv["report"]
+    fold_of = query_folds(features_from_sources(sources, cfg), judgments, cfg.folds, cfg.seed)
     source_args = [a for s in sources for a in ("--source", s)]
     cfg_file = tmp_path / "c.yaml"
     cfg_file.write_text(json.dumps({"calibrated_qrels": {"logistic_c": [0.1, 1.0]}}))
