@@ -59,7 +59,7 @@ BUDGETS = [0.02, 0.05, 0.10, 0.20]
 DESIGNS = ["simple_random", "stratified", "active"]
 GOAL_MEASURES = ["P_10", "ndcg_cut_10"]
 EXTRA_MEASURES = ["map", "recip_rank"]
-EXTRA = {"predictions": ["calibrated", "Sun"], "designs": ["simple_random", "active"], "budgets": [0.10, 0.20],
+EXTRA: dict[str, Any] = {"predictions": ["calibrated", "Sun"], "designs": ["simple_random", "active"], "budgets": [0.10, 0.20],
          "reps": 200}
 """MAP and RR (coverage shown, no goal) on a smaller grid: a full-depth ranking makes them ~20x costlier."""
 PROMPT_LEVEL = {"FagB": 1, "FagB_few": 1, "HELM": 1, "Sun": 1, "Sun_few": 1, "Thomas": 1,
@@ -215,7 +215,8 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
         return e.estimate - half, e.estimate + half
 
     keys = ("cover", "hcover", "ratio", "tau", "htau", "size", "lam", "floored")
-    acc = {(m, v): {k: [] for k in keys} for m in measures for v in variants}
+    acc: dict[tuple[str, str], dict[str, list[Any]]] = {(m, v): {k: [] for k in keys} for m in measures
+                                                          for v in variants}
     for start in range(0, reps, chunk):
         b = min(chunk, reps - start)
         rounds = rounds_for(design, frac, b, rng, grades, probs, weight_w)
@@ -241,8 +242,9 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
                 a["tau"].append(kendall_matrix(e.estimate, t))
                 a["htau"].append(kendall_matrix(h.estimate, t))
                 a["size"].append(size)
-                a["lam"].append(e.lam.ravel())
-                a["floored"].append(e.floored.ravel() if floor else np.zeros(e.lam.size))
+                lam = np.asarray(e.lam)  # always set by estimate_measures
+                a["lam"].append(lam.ravel())
+                a["floored"].append(e.floored.ravel() if floor and e.floored is not None else np.zeros(lam.size))
     rows = []
     for m in measures:
         for v in variants:
@@ -428,9 +430,11 @@ def main() -> None:
     from autograde.ppi.design import importance
     from autograde.ppi.measures import Linearized, gains_from_distribution, gains_from_grades
 
-    chosen = {"variants": (args.variants.split(","), VARIANTS), "measures": (args.measures.split(","),
-              GOAL_MEASURES + EXTRA_MEASURES), "designs": (args.designs.split(","), DESIGNS),
-              "budgets": ([float(b) for b in args.budgets.split(",")], BUDGETS)}
+    chosen: dict[str, tuple[list[Any], list[Any]]] = {
+        "variants": (args.variants.split(","), VARIANTS),
+        "measures": (args.measures.split(","), GOAL_MEASURES + EXTRA_MEASURES),
+        "designs": (args.designs.split(","), DESIGNS),
+        "budgets": ([float(b) for b in args.budgets.split(",")], BUDGETS)}
     for option, (picked, known) in chosen.items():
         unknown = [str(x) for x in picked if x not in known]
         if unknown:
@@ -481,7 +485,7 @@ def main() -> None:
     (out / "human_sample_simulation.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     (out / "human_sample_simulation.md").write_text(markdown(rows, meta))
     (out / "human_sample_headline.md").write_text(headline(rows, meta))
-    shown = [p for p in ("calibrated", "Sun", "embedded") if p in preds]
+    shown: list[str] = [p for p in ("calibrated", "Sun", "embedded") if p in preds]
     default_rows = [r for r in rows if r["variant"] == meta["default_variant"]]
     (out / "human_sample_simulation.svg").write_text(svg_plot(default_rows, shown))
     print(markdown(rows, meta))
