@@ -112,11 +112,11 @@ def dialogue(out: Path, n_seeds: int, cv_seeds: int, table1: bool) -> None:
     cfg = RubricConfig.model_validate({"llm": str(SYNTH / "gpt-3.5-turbo-16k_synth_evaluations_FIXED.tsv"),
                                        "human": str(SYNTH / "human_judges_synth_all_FIXED_ANON.tsv"),
                                        "texts": str(SYNTH / "synth_dialogue_ids.tsv"),
-                                       "evaluation": {"seeds": list(range(n_seeds))}})
+                                       "evaluation": {"seeds": list(range(max(n_seeds, 1)))}})
     _, data = load_training_data(cfg)
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
-        for name, by_judge in (("dialogues", False), ("judges", True)):
+        for name, by_judge in (("dialogues", False), ("judges", True)) if n_seeds else ():  # --seeds 0: CV only
             reports = []
             for seed in range(n_seeds):
                 groups = data.judges if by_judge else data.groups
@@ -138,7 +138,8 @@ def dialogue(out: Path, n_seeds: int, cv_seeds: int, table1: bool) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=["dialogue"], help="which benchmark")
-    p.add_argument("--seeds", type=int, default=10, help="seeds of the dialogue protocols")
+    p.add_argument("--seeds", type=int, default=10, help="seeds of the dialogue protocols (0: skip them, only the "
+                   "cross-validated Table 1)")
     p.add_argument("--cv-seeds", type=int, default=3, help="dialogue: seeds of the cross-validated Table 1 (0: skip; "
                    "every seed fits 25 networks)")
     p.add_argument("--split-rows", choices=["all", "basic"], default="all", help="dialogue splits: every Table 1 "

@@ -167,3 +167,25 @@ def test_thresholds_hold_their_band_on_the_deployed_network(tmp_path: Path) -> N
     shares = model.info["training"]["label_shares"]
     assert shares["deployed"] == {str(lv): float(np.mean(model.labels(model.predict_proba(x)) == lv))
                                   for lv in range(4)}
+
+
+def test_cuts_lie_between_predicted_values_so_last_bits_keep_the_labels() -> None:
+    """Tuned and deployed thresholds cut halfway between distinct values of P(level >= L), never on one: the same
+    probabilities as another process computes them (differing in the last bits) get the same labels. A cut on a
+    value flipped a whole tie group (a saved model applied in a fresh process labelled one fold differently)."""
+    rng = np.random.default_rng(3)
+    answers = rng.choice(4, 3000, p=[0.55, 0.25, 0.12, 0.08])
+    logits = np.eye(4)[answers] * 1.5 + rng.normal(0, 1.0, (3000, 4))
+    probs = np.round(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True), 2)  # tie groups
+    probs[:, 0] = 1.0 - probs[:, 1:].sum(axis=1)
+    shifted = np.round(probs ** 0.7 / (probs ** 0.7).sum(axis=1, keepdims=True), 2)  # another scale: moved cuts
+    shifted[:, 0] = 1.0 - shifted[:, 1:].sum(axis=1)
+    th = cross_fitted_thresholds(probs, shifted, answers)
+    assert th.deployed != th.tuned  # the move was exercised
+    for p, taus in ((probs, th.tuned), (shifted, th.deployed)):
+        tail = np.cumsum(p[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        gap = np.abs(tail[:, :, None] - np.array(taus)[None, None, :]).min(axis=(0, 1))
+        assert np.all(gap >= 1e-3), (taus, gap)  # the values are 0.01 apart: every cut in a gap
+        for sign in (-1, 1):
+            last_bits = p * (1 + sign * 4 * np.finfo(float).eps)
+            assert np.array_equal(threshold_labels(last_bits, taus), threshold_labels(p, taus))

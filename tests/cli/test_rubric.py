@@ -10,6 +10,7 @@ import pytest
 import yaml
 from support.rubric_data import write_tiny_files
 
+from autograde.calibrated.registry import network_kind
 from autograde.cli import main
 from autograde.config.rubric import RubricConfig
 from autograde.core.errors import ConfigError, InputError
@@ -87,7 +88,7 @@ def test_renormalized_distributions_are_reported(tmp_path: Path) -> None:
     cfg = RubricConfig.model_validate({"rubric": str(files["rubric"]), "llm": str(files["llm"]),
                                        "human": str(files["human"]),
                                        "network": {**QUICK, "pretrain_epochs": 1, "finetune_epochs": 1}})
-    report = run_fit(cfg, tmp_path / "m.pt", tmp_path / "fit.json")
+    report = run_fit(cfg, tmp_path / "m.pt", tmp_path / "fit.json", network_kind())
     assert report["notes"][0].startswith("renormalized 1 LLM distribution(s) whose probabilities summed to 0.8")
 
 
@@ -100,7 +101,8 @@ def test_bad_input_exits_2_naming_file_line_and_fix(tmp_path: Path) -> None:
     assert main(["rubric", "fit", "--config", str(cfg), "--model", str(model), "--report", str(report)]) == 2
     assert not model.exists()
     with pytest.raises(InputError) as exc:
-        run_fit(RubricConfig.model_validate(yaml.safe_load(cfg.read_text())["rubric"]), model, report)
+        run_fit(RubricConfig.model_validate(yaml.safe_load(cfg.read_text())["rubric"]), model, report,
+                network_kind())
     assert str(exc.value.problems[0]) == (f"{files['human']}:32: text 't03' judge 'fair': answer 9 to Q1 is outside "
                                           "its options (1, 2, 3) (fix: fix the answer, or the options of Q1 in the "
                                           "rubric)")
@@ -163,6 +165,33 @@ def test_fit_report_records_input_hashes(tmp_path: Path) -> None:
     cfg = RubricConfig.model_validate({"rubric": str(files["rubric"]), "llm": str(files["llm"]),
                                        "human": str(files["human"]), "network": {**QUICK, "pretrain_epochs": 2,
                                                                                  "finetune_epochs": 2}})
-    report = run_fit(cfg, tmp_path / "m.pt", tmp_path / "fit.json")
+    report = run_fit(cfg, tmp_path / "m.pt", tmp_path / "fit.json", network_kind())
     assert report["inputs"]["llm"]["sha256"] == file_sha256(str(files["llm"]))
     assert len(report["settings_hash"]) == 32
+
+
+def test_rubric_fit_goes_through_the_registry_network_kind(tmp_path: Path) -> None:
+    """``rubric fit`` fits the estimator registry's ``network`` kind on the rubric's rows: the model file is the one
+    LLM-RUBRIC's training gives for the seed (identical predictions), the report holds the registry document, from
+    which ``load_estimator`` reads the same network; a model path without .pt is an error before any training."""
+    import numpy as np
+
+    from autograde.calibrated.registry import ESTIMATORS, load_estimator
+    from autograde.rubric.stages import load_training_data
+    from autograde.rubric.train import fit, load_network
+
+    files = write_tiny_files(tmp_path / "data", n_texts=12)
+    cfg = RubricConfig.model_validate({"rubric": str(files["rubric"]), "llm": str(files["llm"]),
+                                       "human": str(files["human"]), "seed": 3,
+                                       "network": {**QUICK, "pretrain_epochs": 2, "finetune_epochs": 2}})
+    assert network_kind() is ESTIMATORS["network"]
+    report = run_fit(cfg, tmp_path / "out" / "m.pt", tmp_path / "fit.json", network_kind())
+    assert report["estimator"]["kind"] == "network" and report["estimator"]["params"]["seeds"] == [3]
+    assert report["estimator"]["state"]["file"] == "m.pt"
+    _, data = load_training_data(cfg)
+    saved = load_network(tmp_path / "out" / "m.pt").predict_proba(data)
+    np.testing.assert_array_equal(saved, fit(data, cfg.network, 3).predict_proba(data))
+    loaded = load_estimator(tmp_path / "out", report["estimator"])
+    assert np.array_equal(loaded.network_.predict_proba(data), saved)
+    with pytest.raises(InputError, match="give the model path a .pt suffix"):
+        run_fit(cfg, tmp_path / "m.bin", tmp_path / "fit.json", network_kind())

@@ -49,6 +49,7 @@ from autograde.core.errors import Problems
 
 if TYPE_CHECKING:
     from autograde.config.rubric import CalibratedQrelsConfig
+    from autograde.rubric.dataset import CalibrationData
 
 __all__ = ["EnsembleEstimator", "Estimator", "LogisticEstimator", "NetworkEstimator", "OrdinalLogisticEstimator"]
 
@@ -277,9 +278,14 @@ class NetworkEstimator(Estimator):
         return [cls(n_levels, cfg.network, (cfg.seed,))]
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> Self:
+        return self.fit_rows(_relevance_data(x, y, self.n_levels, tuple(f"x{i}" for i in range(x.shape[1]))))
+
+    def fit_rows(self, data: CalibrationData) -> Self:
+        """Fit on LLM-RUBRIC's training rows as they are (every judge, every question): ``fit`` is this on one
+        judge and one question, ``autograde rubric fit`` this on the rubric's rows (its model file is
+        ``network_``, written by :meth:`state`)."""
         from autograde.rubric.train import fit
 
-        data = _relevance_data(x, y, self.n_levels, tuple(f"x{i}" for i in range(x.shape[1])))
         models = [fit(data, self.hp, s) for s in self.seeds]
         first = models[0]
         first.members = [m for model in models for m in model.members]

@@ -8,7 +8,8 @@
   query; it keeps the out-of-fold probabilities of the training rows and predicts new rows by the mean of the fold
   models (the deployed calibrated-qrels model);
 - :func:`save_estimator` / :func:`load_estimator`: a fitted estimator as a JSON document (files beside it), read back
-  without re-fitting.
+  without re-fitting;
+- :func:`network_kind`: the ``network`` kind, which also fits LLM-RUBRIC's own model (``autograde rubric fit``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from autograde.calibrated.estimators import (
 )
 from autograde.core.errors import InvalidValueError, Problems
 
-__all__ = ["ESTIMATORS", "CrossFitted", "GroupSplit", "MeanEstimator", "load_estimator", "save_estimator"]
+__all__ = ["ESTIMATORS", "CrossFitted", "GroupSplit", "MeanEstimator", "load_estimator", "network_kind",
+           "save_estimator"]
 
 
 @dataclass(eq=False)
@@ -166,6 +168,15 @@ ESTIMATORS: dict[str, type[Estimator]] = {cls.kind: cls for cls in (
     LogisticEstimator, OrdinalLogisticEstimator, NetworkEstimator, EnsembleEstimator, MeanEstimator, CrossFitted)}
 """kind -> class: every estimator kind (``calibrated_qrels.estimators`` names the first four; ``mean`` and
 ``cross_fitted`` are built by the fit) and every kind a model folder may hold."""
+
+
+def network_kind() -> type[NetworkEstimator]:
+    """The registry's ``network`` kind: LLM-RUBRIC's network, which ``autograde rubric fit`` fits on the rubric's
+    rows (:meth:`~autograde.calibrated.estimators.NetworkEstimator.fit_rows`; the rubric stage takes the kind from
+    its caller, as the rubric package sits below this one)."""
+    kind = ESTIMATORS["network"]
+    assert issubclass(kind, NetworkEstimator)
+    return kind
 
 
 def save_estimator(est: Estimator, folder: Path, name: str = "estimator") -> dict[str, Any]:

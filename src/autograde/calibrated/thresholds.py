@@ -19,6 +19,9 @@ whose labelled share falls outside the band there gets the threshold that labels
 model's labels then keep every level in the band, and where the deployed model is on the fold models' scale (the
 regressions: their fold models barely differ) the thresholds are the tuned ones.
 
+Every cut lies halfway between distinct predicted values, never on one (:func:`tie_groups`): a cut on a value
+labelled that tie group differently in a fresh process whose probabilities differed in the last bits.
+
 >>> probs = np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7], [0.8, 0.2, 0.0]])
 >>> taus = tune_thresholds(probs, np.array([0, 1, 2, 0]))
 >>> threshold_labels(probs, taus).tolist()
@@ -33,20 +36,45 @@ import numpy as np
 
 from autograde.core.stats import binary_kappa, binary_kappa_counts
 
-__all__ = ["SHARE_FACTOR", "Thresholds", "best_threshold", "cross_fitted_thresholds", "label_shares", "level_shares",
-           "deployed_thresholds", "threshold_labels", "tune_thresholds"]
+__all__ = ["SHARE_FACTOR", "TIE", "Thresholds", "best_threshold", "cross_fitted_thresholds", "label_shares",
+           "level_shares", "deployed_thresholds", "threshold_labels", "tie_groups", "tune_thresholds"]
 
 SHARE_FACTOR = 1.5
 """A level's labelled share may differ from its judged share (on the training passages) by this factor."""
+
+
+TIE = 1e-9
+"""Scores closer than this (consecutive in sorted order) are one tie group: a cut never separates them."""
+
+
+def tie_groups(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ascending ``scores``: the first index of every tie group (:data:`TIE`), and the cuts: ``cuts[j]`` labels
+    exactly the rows from group j's first index on (``cuts[-1]`` labels none). A cut lies halfway into the gap
+    below its group, never on a score, so a model saved and applied in another process, whose probabilities may
+    differ in the last bits, labels every tie group the same way; below the lowest and above the highest score it
+    lies halfway to 0 and to 1 (at least half a tie step away).
+
+    >>> starts, cuts = tie_groups(np.array([0.2, 0.4, 0.4 + 1e-15, 0.9]))
+    >>> starts.tolist(), [round(float(c), 6) for c in cuts]
+    ([0, 1, 3], [0.1, 0.3, 0.65, 0.95])
+    """
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(scores) >= TIE) + 1])
+    first, last = float(scores[0]), float(scores[-1])
+    low = first - max(first / 2, TIE / 2)
+    high = last + max((1.0 - last) / 2, TIE / 2)
+    return starts, np.concatenate([[low], (scores[starts[1:] - 1] + scores[starts[1:]]) / 2, [high]])
 
 
 def best_threshold(score: np.ndarray, truth: np.ndarray, forced: np.ndarray | None = None,
                    candidates: int = 201, share_bounds: tuple[float, float] | None = None) -> tuple[float, float]:
     """(tau, kappa) maximising kappa of ``forced | (score >= tau)`` against ``truth`` (0/1 arrays).
 
-    Candidates: ``candidates`` quantiles of the scores of the rows not forced; ties keep the lowest tau. With
-    ``share_bounds`` (lo, hi), only candidates whose share of positive rows lies in [lo, hi] count (when none
-    does, the one closest to the interval on a log scale).
+    Candidates: ``candidates`` quantiles of the scores of the rows not forced (rounded to 9 decimals), each
+    labelling the rows scoring at least it, and no row; each candidate's cut is then moved off the scores into the
+    gap below the lowest tie group it labels (:func:`tie_groups`; a tie group it splits is labelled whole), so the
+    rows it labels stay those of the quantile. Ties keep the lowest tau. With ``share_bounds`` (lo, hi), only
+    candidates whose share of positive rows lies in [lo, hi] count (when none does, the one closest to the
+    interval on a log scale).
     """
     truth = truth.astype(bool)
     forced = np.zeros(len(score), dtype=bool) if forced is None else forced.astype(bool)
@@ -54,11 +82,15 @@ def best_threshold(score: np.ndarray, truth: np.ndarray, forced: np.ndarray | No
     s, t = score[free], truth[free]
     if len(s) == 0:
         return 1.0, binary_kappa(forced, truth)
-    taus = np.unique(np.round(np.quantile(s, np.linspace(0.0, 1.0, candidates)), 9))
-    taus = np.append(taus, np.nextafter(taus[-1], np.inf))  # and: no free row positive
     order = np.argsort(s, kind="stable")
     s_sorted, t_sorted = s[order], t[order]
-    start = np.searchsorted(s_sorted, taus, side="left")  # rows >= tau are start..end
+    starts, cuts = tie_groups(s_sorted)
+    quantiles = np.unique(np.round(np.quantile(s, np.linspace(0.0, 1.0, candidates)), 9))
+    first = np.searchsorted(s_sorted, quantiles, side="left")  # the quantile labels rows first..end
+    group = np.where(first < len(s), np.searchsorted(starts, first, side="right") - 1, len(starts))
+    group = np.unique(np.append(group, len(starts)))  # and: no free row positive
+    taus = cuts[group]
+    start = np.append(starts, len(s))[group]  # rows >= tau are start..end
     tp_after = np.concatenate([np.cumsum(t_sorted[::-1])[::-1], [0]])
     pos = (len(s) - start) + int(forced.sum())
     tp = tp_after[start] + int((forced & truth).sum())
@@ -139,10 +171,11 @@ def deployed_thresholds(probs: np.ndarray, tuned: tuple[float, ...], shares: np.
         lo, hi = _level_bounds(judged, level, float(forced.mean()))
         tau = float(tuned[level - 1])
         kept = float(np.mean(forced | (tail[:, level] >= tau)))
-        values, counts = np.unique(tail[~forced, level], return_counts=True)
+        values = np.sort(tail[~forced, level])
         if not lo - 1e-12 <= kept <= hi + 1e-12 and len(values):
-            values, counts = values[::-1], counts[::-1]  # descending: rows >= values[k] are cum[k] rows
-            options = np.concatenate([[np.nextafter(values[0], np.inf)], values])
+            starts, cuts = tie_groups(values)
+            options = cuts[::-1]  # option k labels the k highest tie groups: cum[k] rows
+            counts = np.diff(np.append(starts, len(values)))[::-1]
             share = np.maximum((forced.sum() + np.concatenate([[0], np.cumsum(counts)])) / n, 1e-12)
             outside = np.maximum(np.maximum(np.log(max(lo, 1e-12) / share), np.log(share / max(hi, 1e-12))), 0.0)
             miss = np.where(outside > 0, 10.0 + outside, np.abs(share - float(shares[level - 1])))

@@ -61,10 +61,11 @@ def _threads(args: argparse.Namespace) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     """Fit the calibration network on all annotations (with hyperparameter selection when enabled)."""
+    from autograde.calibrated.registry import network_kind
     from autograde.rubric.stages import run_fit
 
     _threads(args)
-    run_fit(_rubric_config(args), args.model, args.report)
+    run_fit(_rubric_config(args), args.model, args.report, network_kind())
     return 0
 
 

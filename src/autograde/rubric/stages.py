@@ -6,13 +6,14 @@ Every input problem (rubric, LLM table, human table, text list) is collected and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self
 
 import numpy as np
 import pandas as pd
 
-from autograde.config.rubric import RubricConfig
+from autograde.config.rubric import Hyperparameters, RubricConfig
 from autograde.core.errors import Problems
 from autograde.core.log import logger
 from autograde.core.tables import write_table
@@ -25,7 +26,7 @@ from autograde.rubric.human_answers import read_human
 from autograde.rubric.llm_answers import read_llm
 from autograde.rubric.report import write_json
 from autograde.rubric.tables import HumanAnswers, LlmAnswers
-from autograde.rubric.train import fit, load_network, save_network
+from autograde.rubric.train import FittedModel, load_network
 
 __all__ = [
     "load_training_data",
@@ -97,19 +98,46 @@ def load_training_data(cfg: RubricConfig) -> tuple[Rubric, CalibrationData]:
     return rubric, data
 
 
-def run_fit(cfg: RubricConfig, out_model: str | Path, out_report: str | Path) -> dict[str, Any]:
-    """Select hyperparameters (if enabled), fit on all annotations, save the model and a JSON report."""
+class NetworkKind(Protocol):
+    """What :func:`run_fit` needs of the estimator registry's ``network`` kind
+    (:func:`autograde.calibrated.registry.network_kind`, passed in by the caller: the registry's package sits above
+    this one): built from (options, hyperparameters, seeds), fitted on the rubric's rows, saved as its state."""
+
+    network_: FittedModel | None
+
+    def fit_rows(self, data: CalibrationData) -> Self: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def state(self, folder: Path, name: str) -> dict[str, Any]: ...
+
+
+def run_fit(cfg: RubricConfig, out_model: str | Path, out_report: str | Path,
+            network: Callable[[int, Hyperparameters, tuple[int, ...]], NetworkKind]) -> dict[str, Any]:
+    """Select hyperparameters (if enabled), fit ``network`` (the registry's kind, :class:`NetworkKind`) on all
+    annotations with the seed, save the model (``out_model``, a .pt file) and a JSON report (``estimator``: the
+    registry document, which :func:`autograde.calibrated.registry.load_estimator` reads from the model's folder)."""
+    out = Path(out_model)
+    if out.suffix != ".pt":
+        problems = Problems()
+        problems.add(out, None, "the model file of LLM-RUBRIC's network is a .pt file",
+                     f"give the model path a .pt suffix ({out.with_suffix('.pt')})")
+        problems.raise_if_any()
     rubric, data = load_training_data(cfg)
     hp = cfg.network
     table: list[dict[str, float]] = []
     if cfg.selection.enabled:
         hp, table = select_hyperparameters(data, cfg.network, cfg.selection, cfg.seed)
-    model = fit(data, hp, cfg.seed)
-    save_network(out_model, model)
+    est = network(max(len(v) for v in data.option_values), hp, (cfg.seed,)).fit_rows(data)
+    model = est.network_
+    assert model is not None, "fit_rows sets network_"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    estimator = {**est.describe(), "state": est.state(out.parent, out.stem)}
     report = {
         "rubric": rubric.name, "main": rubric.main, "rows": len(data), "texts": len(set(data.text_ids.tolist())),
         "judges": list(model.judges), "seed": cfg.seed, "hyperparameters": hp.model_dump(), "selection": table,
-        "members": [r.__dict__ for r in model.reports], "notes": list(data.notes), **provenance(cfg),
+        "members": [r.__dict__ for r in model.reports], "notes": list(data.notes), "estimator": estimator,
+        **provenance(cfg),
     }
     write_json(out_report, report)
     logger.info("wrote %s and %s", out_model, out_report)
