@@ -6,6 +6,8 @@ wide they are against the human-only interval, and how well each leaderboard ran
     .venv/bin/python benchmarks/human_sample.py --reps 50 --out /tmp/sim   # a quick look
     .venv/bin/python benchmarks/human_sample.py --measures P_10 --predictions calibrated --designs stratified \
         --budgets 0.05 --variants tuned+floor --reps 1000 --out /tmp/sim  # one configuration, closely
+    .venv/bin/python benchmarks/human_sample.py --measures ndcg_cut_10 --variants fixed,fixed+floor,tuned,tuned+floor \
+        --reps 500 --merge docs/generated/human_sample_simulation.json  # more repetitions of some rows, others kept
 
 Truth: the official DL20 qrels over the judged pool (11,386 passages of 54 queries; a passage outside it counts
 as not relevant, as trec_eval counts it). Systems: the 59 synthetic runs of ``make dl20-synth`` (every judged
@@ -24,7 +26,9 @@ runs ``--reps`` repetitions with its own seed (P@10, ~3x cheaper per repetition:
 ``--reps`` are the same samples); the measures are P@10 and nDCG@10 (the goals) for every
 prediction, design and budget, MAP and RR on the smaller grid of :data:`EXTRA` (coverage only; their full-depth
 rankings make them much costlier). Configurations run in ``--jobs`` processes. Every estimator of :data:`VARIANTS`
-(``--variants``) runs on the same samples. Per configuration and variant: coverage of the 95% intervals (mean
+(``--variants``) runs on the same samples (``--merge``: the rows of the variants and measures not run come from an
+earlier run's JSON; with the same predictions, designs, budgets and ``--chunk`` they equal a rerun, the first
+repetitions being the same samples). Per configuration and variant: coverage of the 95% intervals (mean
 over systems, and the worst system), the median ratio of the interval's width to the human-only interval's on
 the same sample, and Kendall's tau of the prediction-powered, LLM-only and human-only leaderboards against the
 full-human one (mean over repetitions).
@@ -318,17 +322,71 @@ def svg_plot(rows: list[dict[str, Any]], predictions: list[str]) -> str:
 
 
 def repetitions(meta: dict[str, Any]) -> str:
-    """``N repetitions per configuration``, or the repetitions of each goal measure when they differ."""
+    """``N repetitions per configuration``, or the repetitions of each goal measure when they differ (and of the
+    variants that a merged run gave fewer: ``--merge``)."""
     by = meta.get("reps_by_measure")
     if not by:
         return f"{meta['reps']} repetitions per configuration"
-    return "repetitions per configuration: " + ", ".join(f"{r} ({m})" for m, r in by.items())
+    fewer: dict[str, dict[str, int]] = meta.get("fewer_variant_reps", {})
+
+    def few(m: str) -> str:
+        if m not in fewer:
+            return ""
+        parts = []
+        for n in sorted(set(fewer[m].values()), reverse=True):
+            vs = [v for v in VARIANTS if fewer[m].get(v) == n]
+            parts.append(f"{n} for " + ", ".join(v + "(+floor)" if v + "+floor" in vs else v for v in vs
+                                                  if not (v.endswith("+floor") and v[:-6] in vs)))
+        return "; " + "; ".join(parts)
+
+    return "repetitions per configuration: " + ", ".join(f"{r} ({m}{few(m)})" for m, r in by.items())
+
+
+def merge_rows(path: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """``rows`` and the rows of the earlier run at ``path`` (its JSON) of every (measure, variant) this run did not
+    compute; the two runs must have the same predictions, designs and budgets (the seeds then give the same
+    samples). Updates ``meta`` (the variants, the earlier run's seconds)."""
+    old = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("predictions", "designs", "budgets"):
+        if old["meta"][key] != meta[key]:
+            sys.exit(f"--merge {path}: its {key} {old['meta'][key]} differ from this run's {meta[key]}; rerun with "
+                     "the same --predictions, --designs and --budgets")
+    done = {(r["measure"], r["variant"]) for r in rows}
+    kept = [r for r in old["rows"] if (r["measure"], r.get("variant", "fixed")) not in done]
+    variants = [v for v in VARIANTS if v in set(meta["variants"]) | set(old["meta"]["variants"])]
+    meta.update(variants=variants, merged={"from": str(path.relative_to(REPO) if path.is_relative_to(REPO) else path),
+                                           "seconds": old["meta"]["seconds"], "rows": len(kept)})
+    if any(r["measure"] in EXTRA_MEASURES for r in kept):
+        meta["extra_reps"] = old["meta"]["extra_reps"]
+    return rows + kept
+
+
+def reps_meta(rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    """``reps_by_measure`` (the default variant's repetitions of each goal measure, when they differ or a variant
+    has fewer) and ``fewer_variant_reps`` (per measure, the variants with fewer repetitions than the default)."""
+    default = meta["default_variant"]
+    by = {m: max(r["reps"] for r in rows if r["measure"] == m and r["variant"] == default)
+          for m in GOAL_MEASURES if any(r["measure"] == m and r["variant"] == default for r in rows)}
+    fewer: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r["measure"] in by and r["reps"] < by[r["measure"]]:
+            fewer.setdefault(r["measure"], {})[r["variant"]] = r["reps"]
+    if len(set(by.values())) > 1 or fewer:
+        meta["reps_by_measure"] = by
+    if fewer:
+        meta["fewer_variant_reps"] = fewer
+
+
+def merged_note(meta: dict[str, Any]) -> str:
+    m = meta.get("merged")
+    return f"; {m['rows']} rows kept from the earlier run {m['from']}, {m['seconds']:.0f} s" if m else ""
 
 
 def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = ["# Human-sample estimates on DL20: a simulation", "",
              f"Generated by `benchmarks/human_sample.py` ({repetitions(meta)}, "
-             f"{meta['seconds']:.0f} s on {meta['machine']}). Truth: the official qrels over the judged pool "
+             f"{meta['seconds']:.0f} s on {meta['machine']}{merged_note(meta)}). "
+             "Truth: the official qrels over the judged pool "
              f"({meta['pool']} passages, {meta['queries']} queries); {meta['systems']} synthetic runs. Coverage of the "
              "95% intervals (mean over systems / worst system), the median width relative to the human-only "
              "interval on the same sample, and Kendall's tau against the full-human leaderboard (prediction-powered, "
@@ -420,6 +478,10 @@ def main() -> None:
     ap.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated subset of the designs")
     ap.add_argument("--budgets", default=",".join(f"{b:g}" for b in BUDGETS),
                     help="comma-separated subset of the budgets (fractions of the pool)")
+    ap.add_argument("--merge", default=None,
+                    help="an earlier run's human_sample_simulation.json: keep its rows of every (measure, variant) "
+                         "this run does not compute (same predictions, designs, budgets: the seeds give the same "
+                         "samples, so they equal a rerun); e.g. more repetitions of one measure's default variant")
     args = ap.parse_args()
     import multiprocessing
     import os
@@ -470,16 +532,19 @@ def main() -> None:
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         rows = [r for part in pool.imap_unordered(run_config, jobs) for r in part]
     variants = args.variants.split(",")
-    order = {k: i for i, k in enumerate(
-        (p, d, b, m, v) for m in measures for p in preds for d in designs for b in budgets for v in variants)}
-    rows.sort(key=lambda r: order[(r["prediction"], r["design"], r["budget"], r["measure"], r["variant"])])
-    meta = {"reps": args.reps, "extra_reps": args.extra_reps,
-            **({"reps_by_measure": reps_of} if len(set(reps_of.values())) > 1 else {}), "seconds": time.perf_counter() - t0,
+    meta = {"reps": args.reps, "extra_reps": args.extra_reps, "seconds": time.perf_counter() - t0,
             "pool": len(keys), "queries": len(ranked.queries), "systems": len(ranked.systems),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {args.jobs} processes",
             "budgets": budgets, "designs": designs, "predictions": list(preds), "extra": EXTRA,
             "variants": variants,
             "default_variant": DEFAULT_VARIANT if DEFAULT_VARIANT in variants else variants[-1]}
+    if args.merge:
+        rows = merge_rows(Path(args.merge).resolve(), rows, meta)
+    shown_measures = [m for m in GOAL_MEASURES + EXTRA_MEASURES if any(r["measure"] == m for r in rows)]
+    order = {k: i for i, k in enumerate((p, d, b, m, v) for m in shown_measures for p in preds for d in designs
+                                        for b in budgets for v in meta["variants"])}
+    rows.sort(key=lambda r: order[(r["prediction"], r["design"], r["budget"], r["measure"], r["variant"])])
+    reps_meta(rows, meta)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "human_sample_simulation.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
