@@ -1,6 +1,8 @@
 """The tables of the human-sample estimates: per prediction, measure and system the LLM-only value, the
 human-only estimate and the prediction-powered estimate with their intervals; every pair of systems compared
-(Holm-corrected); a leaderboard ordered by the estimate with the groups the data cannot separate.
+(Holm-corrected); a leaderboard with the groups the data cannot separate, ordered by the composite of the estimate and
+the LLM-only value (:mod:`autograde.ppi.composite`; ``order: composite-fitted``: its model with a fitted slope;
+``order: estimate``: by the estimate itself).
 
 Groups: walking down the leaderboard, a system joins the current group while no Holm-corrected comparison
 separates it from the group's first (best) system; the first system it is separated from starts the next group.
@@ -17,11 +19,12 @@ import pandas as pd
 from autograde.core.stats import t_quantile, t_two_sided_p
 from autograde.metrics.estimable import EstimableMeasure
 from autograde.metrics.significance import holm
+from autograde.ppi.composite import fay_herriot
 from autograde.ppi.estimators import MeasureEstimate, Round, estimate_measures, zero_gains
 from autograde.ppi.measures import Gains, Linearized, RankedPool, gains_from_distribution, gains_from_grades
 
 ESTIMATE_COLUMNS = ["measure", "rank", "group", "system", "estimate", "low", "high", "se", "df", "llm_only",
-                    "human_only", "human_low", "human_high", "lambda", "floored", "estimator"]
+                    "human_only", "human_low", "human_high", "composite", "gamma", "lambda", "floored", "estimator"]
 DIFFERENCE_COLUMNS = ["measure", "system", "other", "difference", "low", "high", "p_value", "p_holm", "separated"]
 
 
@@ -36,6 +39,7 @@ class Settings:
     power_tuning: str = "leaderboard"
     variance_floor: bool = True
     tune_nonlinear: bool = False
+    order: str = "composite"
 
 
 def _query_stats(per_query: np.ndarray, evaluated: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,13 +121,16 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
     p_holm = holm(p)
     sep = np.zeros((n, n), dtype=bool)
     sep[iu, ju] = sep[ju, iu] = p_holm < s.alpha
-    order = sorted(range(n), key=lambda i: (-est[i], ranked.systems[i]))
+    comp = fay_herriot(est, se**2, llm, "fitted" if s.order == "composite-fitted" else "one")
+    key = est if s.order == "estimate" else comp.estimate
+    order = sorted(range(n), key=lambda i: (-key[i], ranked.systems[i]))
     groups = groups_from(order, sep)
     rank_of = {i: r + 1 for r, i in enumerate(order)}
     group_of = dict(zip(order, groups, strict=True))
     rows = [{"measure": measure.name, "rank": rank_of[i], "group": group_of[i], "system": ranked.systems[i],
              "estimate": est[i], "low": lo[i], "high": hi[i], "se": se[i], "df": df[i], "llm_only": llm[i],
-             "human_only": hest[i], "human_low": hlo[i], "human_high": hhi[i], "lambda": lam[i],
+             "human_only": hest[i], "human_low": hlo[i], "human_high": hhi[i], "composite": comp.estimate[i],
+             "gamma": comp.gamma[i], "lambda": lam[i],
              "floored": bool(floored[i]), "estimator": measure.estimator}
             for i in order]
     half = t_quantile(s.confidence, ddf[iu, ju]) * dse

@@ -86,14 +86,14 @@ def run_estimates(config: Any, pool_path: str | Path, rankings_path: str | Path,
     sample = read_sample(config, keys, qrels, design)
     settings = Settings(list(h.levels), relevance_level_of(config), h.confidence, h.alpha, h.variance,
                         h.recalibrate_counts, h.power_tuning, h.variance_floor,
-                        h.power_tuning_nonlinear)
+                        h.power_tuning_nonlinear, h.order)
     measures = [estimable_measure(m) for m in measures_of(config)]
     skipped = [m for m in config.evaluation.measures if m not in {x.name for x in measures}] \
         if h.measures is None else []
     summary: dict[str, Any] = {"sample": sample.info, "measures": [m.name for m in measures],
                                "skipped_measures": skipped, "systems": len(ranked.systems),
                                "queries": len(ranked.queries), "confidence": h.confidence, "alpha": h.alpha,
-                               "variance": h.variance, "relevance_level": settings.relevance_level,
+                               "variance": h.variance, "order": h.order, "relevance_level": settings.relevance_level,
                                "predictions": {}}
     for pred in predictions(config, keys):
         est, diff = estimate_tables(measures, ranked, pred.probs, sample.grades, sample.rounds, settings)

@@ -46,7 +46,8 @@ def forest(table: pd.DataFrame, width: int = 560) -> dict[str, Any]:
         rows.append({"y": y, "system": r.system, "group": int(r.group), "est": x(r.estimate), "lo": x(r.low),
                      "hi": x(r.high), "llm": x(r.llm_only), "hlo": x(r.human_low), "hhi": x(r.human_high),
                      "tip": f"{r.system}: {r.estimate:.4f} [{r.low:.4f}, {r.high:.4f}]; LLM-only {r.llm_only:.4f}; "
-                            f"human-only {r.human_only:.4f} [{r.human_low:.4f}, {r.human_high:.4f}]; group {r.group}"})
+                            f"human-only {r.human_only:.4f} [{r.human_low:.4f}, {r.human_high:.4f}]; "
+                            f"composite {r.composite:.4f}; group {r.group}"})
         if i == 0 or int(r.group) != rows[i - 1]["group"]:
             bands.append({"y": y - ROW / 2, "h": 0.0, "group": int(r.group)})
         bands[-1]["h"] += ROW
@@ -80,6 +81,8 @@ def build_human_sample_pages(res: Path, out: Path, common: dict[str, Any], write
         sections = []
         for name, info in summary.get("predictions", {}).items():
             est = _read(Path(lay.human_sample(f"{name}/estimates.tsv")))
+            if len(est) and "composite" not in est.columns:  # written before the composite order existed
+                est = est.assign(composite=float("nan"))
             diff = _read(Path(lay.human_sample(f"{name}/differences.tsv")))
             measures = []
             for m in summary.get("measures", []):

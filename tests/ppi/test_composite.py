@@ -1,0 +1,162 @@
+"""The leaderboard's composite order (the Fay-Herriot model, with a fitted slope on the LLM-only value or a slope of
+one): the moment equation holds at the fitted spread (checked against scipy's root finder and numpy's least
+squares), its two limits (no spread: the synthetic order; a wide one: the direct estimate), a smaller squared error
+than either input under the model, and the tables' order option."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from autograde.ppi.composite import fay_herriot
+
+
+def _design(llm: np.ndarray, direct: np.ndarray, slope: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, y, offset) of the model: y = x beta + v + e, the synthetic value x beta + offset."""
+    ones = np.ones((len(llm), 1))
+    if slope == "fitted":
+        return np.hstack([ones, llm[:, None]]), direct, np.zeros_like(llm)
+    return ones, direct - llm, llm
+
+
+def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    beta = np.linalg.lstsq(x * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
+    return x @ beta
+
+
+def _moment(a: float, x: np.ndarray, y: np.ndarray, psi: np.ndarray) -> float:
+    w = 1.0 / (a + psi)
+    return float((w * (y - _wls(x, y, w)) ** 2).sum() - (len(y) - x.shape[1]))
+
+
+def _case(seed: int, spread: float, noise: float, systems: int = 40) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(0.2, 0.7, systems)
+    llm = truth + 0.1 + rng.normal(0.0, spread, systems)
+    psi = noise**2 * rng.uniform(0.5, 1.5, systems)
+    direct = truth + rng.normal(0.0, 1.0, systems) * np.sqrt(psi)
+    return truth, llm, psi, direct
+
+
+@pytest.mark.parametrize("slope", ["fitted", "one"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_spread_solves_the_moment_equation(seed: int, slope: str) -> None:
+    _, llm, psi, direct = _case(seed, spread=0.05, noise=0.03)
+    fit = fay_herriot(direct, psi, llm, slope)
+    x, y, offset = _design(llm, direct, slope)
+    assert fit.spread > 0
+    reference = brentq(_moment, 0.0, 10.0, args=(x, y, psi), xtol=1e-15)
+    assert float(fit.spread) == pytest.approx(reference, rel=1e-9, abs=1e-15)
+    synthetic = _wls(x, y, 1.0 / (reference + psi)) + offset
+    assert np.allclose(fit.synthetic, synthetic, atol=1e-9)
+    assert np.allclose(fit.gamma, fit.spread / (fit.spread + psi), atol=1e-12)
+    assert np.allclose(fit.estimate, fit.gamma * direct + (1 - fit.gamma) * fit.synthetic, atol=1e-12)
+
+
+def test_a_fitted_slope_sees_through_a_compressed_llm_scale() -> None:
+    # an LLM-only value that keeps the order but halves the spread: with a slope of one the model sees a wide bias
+    # spread and trusts the noisy estimate; with a fitted slope it sees none and keeps the LLM's (correct) order
+    truth, _, psi, direct = _case(6, spread=0.0, noise=0.03, systems=59)
+    llm = 0.5 * truth + 0.2
+    fitted, one = fay_herriot(direct, psi, llm), fay_herriot(direct, psi, llm, "one")
+    assert float(fitted.spread) < 1e-4 < float(one.spread)
+    err = {k: float(((f.estimate - truth) ** 2).mean()) for k, f in (("fitted", fitted), ("one", one))}
+    assert err["fitted"] < 0.2 * err["one"]
+    with pytest.raises(ValueError, match="slope"):
+        fay_herriot(direct, psi, llm, "free")
+
+
+def test_no_bias_spread_keeps_the_llm_order_and_a_wide_one_the_estimate() -> None:
+    # the direct estimates scatter less around the LLM values than their own noise allows: A = 0
+    _, llm, psi, _ = _case(3, spread=0.0, noise=0.03)
+    direct = llm - 0.1 + 0.001 * np.sin(np.arange(len(llm)))
+    fit = fay_herriot(direct, psi, llm)
+    assert float(fit.spread) == 0.0 and np.all(fit.gamma == 0.0)
+    assert np.argsort(fit.estimate).tolist() == np.argsort(llm).tolist()
+    # biases far wider than the noise: the composite is (nearly) the direct estimate
+    _, llm, psi, direct = _case(4, spread=1.0, noise=0.001)
+    fit = fay_herriot(direct, psi, llm)
+    assert np.all(fit.gamma > 0.999) and np.allclose(fit.estimate, direct, atol=1e-3)
+
+
+def test_a_zero_variance_estimate_is_kept_as_it_is() -> None:
+    _, llm, psi, direct = _case(5, spread=0.05, noise=0.03)
+    psi = psi.copy()
+    psi[0] = 0.0
+    fit = fay_herriot(direct, psi, llm)
+    assert fit.gamma[0] == 1.0 and fit.estimate[0] == direct[0]
+    assert np.all(np.isfinite(fit.estimate))
+
+
+def test_many_leaderboards_at_once_equal_one_at_a_time() -> None:
+    rows = [_case(s, spread=0.04, noise=0.03) for s in range(4)]
+    llm = rows[0][1]
+    direct = np.stack([r[3] for r in rows])
+    psi = np.stack([r[2] for r in rows])
+    fit = fay_herriot(direct, psi, llm)
+    for b in range(4):
+        one = fay_herriot(direct[b], psi[b], llm)
+        assert np.allclose(one.estimate, fit.estimate[b], atol=1e-12)
+        assert float(one.spread) == pytest.approx(float(fit.spread[b]), abs=1e-14)
+
+
+@pytest.mark.parametrize("slope", ["fitted", "one"])
+@pytest.mark.parametrize(("spread", "noise"), [(0.05, 0.03), (0.02, 0.04), (0.08, 0.02)])
+def test_the_composite_errs_less_than_either_input_under_the_model(spread: float, noise: float, slope: str) -> None:
+    rng = np.random.default_rng(7)
+    systems, reps = 50, 400
+    truth = rng.uniform(0.2, 0.7, systems)
+    err = {"direct": 0.0, "llm": 0.0, "composite": 0.0}
+    for _ in range(reps):
+        llm = truth + 0.1 + rng.normal(0.0, spread, systems)
+        psi = np.full(systems, noise**2)
+        direct = truth + rng.normal(0.0, noise, systems)
+        fit = fay_herriot(direct, psi, llm, slope)
+        err["direct"] += float(((direct - truth) ** 2).mean())
+        err["llm"] += float(((fit.synthetic - truth) ** 2).mean())  # the model's LLM-only part alone
+        err["composite"] += float(((fit.estimate - truth) ** 2).mean())
+    assert err["composite"] < min(err["direct"], err["llm"])
+    # the best fixed weight A / (A + psi), with the true spread: estimating A (and the slope) from 50 systems costs
+    # at most 30% here
+    g = spread**2 / (spread**2 + noise**2)
+    assert err["composite"] < 1.3 * reps * (g * g * noise**2 + (1 - g) ** 2 * spread**2)
+
+
+@pytest.mark.parametrize("order", ["composite", "composite-fitted", "estimate"])
+def test_the_tables_rank_by_the_chosen_order_and_keep_the_estimates_intervals(order: str) -> None:
+    import pandas as pd
+
+    from autograde.metrics.estimable import estimable_measure
+    from autograde.ppi.estimate import Settings, estimate_tables
+    from autograde.ppi.estimators import Round
+    from autograde.ppi.pool import pool_order, ranked_pool
+
+    rng = np.random.default_rng(11)
+    truth = {(f"q{q}", f"d{i}"): int(rng.integers(0, 4)) for q in range(6) for i in range(12)}
+    runs = pd.DataFrame([(f"s{s}", q, d, float(rng.random())) for s in range(8) for q, d in truth],
+                        columns=["run", "query_id", "passage_id", "score"])
+    keys = pool_order(list(truth))
+    grades = np.array([truth[k] for k in keys], dtype=np.float64)
+    probs = rng.dirichlet(np.ones(4), size=len(keys))
+    pi = np.full((1, len(keys)), 0.5)
+    rounds = [Round(pi, rng.random((1, len(keys))) < pi, 1.0)]
+    measures = [estimable_measure("P_5"), estimable_measure("ndcg_cut_5")]
+    tables = {o: estimate_tables(measures, ranked_pool(runs, keys), probs, grades, rounds,
+                                 Settings(LEVELS, 2, order=o))[0] for o in ("composite", "composite-fitted", "estimate")}
+    est = tables[order]
+    for _, t in est.groupby("measure"):
+        t = t.sort_values("rank")
+        assert t["rank"].tolist() == list(range(1, len(t) + 1))
+        assert (t["estimate" if order == "estimate" else "composite"].diff().dropna() <= 0).all()  # best first
+        assert t["group"].is_monotonic_increasing and t["group"].iloc[0] == 1
+        assert ((t["gamma"] >= 0) & (t["gamma"] <= 1)).all()
+    cols = ["measure", "system", "estimate", "low", "high", "llm_only", "human_only"]
+    same = [t.sort_values(["measure", "system"])[cols].reset_index(drop=True) for t in tables.values()]
+    pd.testing.assert_frame_equal(same[0], same[1])
+    pd.testing.assert_frame_equal(same[0], same[2])
+    ranks = {o: t.sort_values(["measure", "system"])["rank"].tolist() for o, t in tables.items()}
+    assert ranks["composite"] != ranks["estimate"]  # the case tells the orders apart
+
+
+LEVELS = [0, 1, 2, 3]
