@@ -43,6 +43,16 @@ class EstimableMeasure:
                 "recall": "ratio of estimated totals",
                 "ndcg": "ratio: DCG over the ideal DCG of the estimated grade counts"}[self.kind]
 
+    @property
+    def caution(self) -> str | None:
+        """What the estimate cannot be trusted for, where the benchmark showed it (None: nothing)."""
+        if self.kind == "rr":
+            return ("RR's estimate multiplies the sampled pseudo-labels of every rank above the first relevant "
+                    "passage, so one sampled passage can move it far: on DL20 its intervals covered, but its order was "
+                    "no better than chance at 10-20% budgets (docs/human_sample.md); read RR from the LLM-only "
+                    "leaderboard, or judge every system's top-ranked passages")
+        return None
+
 
 _TREC = {"P": "precision", "recall": "recall", "ndcg_cut": "ndcg"}
 

@@ -94,7 +94,9 @@ def run_estimates(config: Any, pool_path: str | Path, rankings_path: str | Path,
                                "skipped_measures": skipped, "systems": len(ranked.systems),
                                "queries": len(ranked.queries), "confidence": h.confidence, "alpha": h.alpha,
                                "variance": h.variance, "order": h.order, "relevance_level": settings.relevance_level,
-                               "predictions": {}}
+                               "predictions": {}, "cautions": {m.name: m.caution for m in measures if m.caution}}
+    for name, text in summary["cautions"].items():
+        logger.warning("human sample: %s: %s", name, text)
     for pred in predictions(config, keys):
         est, diff = estimate_tables(measures, ranked, pred.probs, sample.grades, sample.rounds, settings)
         atomic_write_text(outputs[f"{pred.name}.estimates"], est.to_csv(sep="\t", index=False, float_format="%.6g"))

@@ -91,6 +91,7 @@ def build_human_sample_pages(res: Path, out: Path, common: dict[str, Any], write
                     continue
                 d = diff[diff["measure"] == m] if len(diff) else diff
                 measures.append({"name": m, "plot": forest(t), "rows": t.to_dict("records"),
+                                 "caution": summary.get("cautions", {}).get(m),
                                  "estimator": str(t["estimator"].iloc[0]),
                                  "pairs": len(d), "separated": int(d["separated"].sum()) if len(d) else 0,
                                  "open_pairs": d[~d["separated"].astype(bool)].to_dict("records") if len(d) else []})
