@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+from autograde.core.errors import InvalidValueError
 from autograde.ppi.composite import fay_herriot
 
 
@@ -63,7 +64,7 @@ def test_a_fitted_slope_sees_through_a_compressed_llm_scale() -> None:
     assert float(fitted.spread) < 1e-4 < float(one.spread)
     err = {k: float(((f.estimate - truth) ** 2).mean()) for k, f in (("fitted", fitted), ("one", one))}
     assert err["fitted"] < 0.2 * err["one"]
-    with pytest.raises(ValueError, match="slope"):
+    with pytest.raises(InvalidValueError, match="slope"):
         fay_herriot(direct, psi, llm, "free")
 
 

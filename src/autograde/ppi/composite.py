@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograde.core.errors import InvalidValueError
+
 BISECTIONS = 80
 """Halvings of the bracket of ``A`` (from [0, the unweighted variance of ``d``]): far below any float spacing."""
 
@@ -78,7 +80,7 @@ def fay_herriot(direct: np.ndarray, variance: np.ndarray, synthetic: np.ndarray,
     psi = np.broadcast_to(np.maximum(np.asarray(variance, dtype=np.float64), 0.0), e.shape)
     llm = np.broadcast_to(np.asarray(synthetic, dtype=np.float64), e.shape)
     if slope not in ("fitted", "one"):
-        raise ValueError(f"slope must be 'fitted' or 'one', got {slope!r}")
+        raise InvalidValueError(f"the composite's slope must be 'fitted' or 'one', got {slope!r}")
     ones = np.ones(e.shape + (1,))
     x, y, offset = (np.concatenate([ones, llm[..., None]], axis=-1), e, 0.0) if slope == "fitted" else \
         (ones, e - llm, llm)
