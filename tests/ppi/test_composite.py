@@ -161,3 +161,28 @@ def test_the_tables_rank_by_the_chosen_order_and_keep_the_estimates_intervals(or
 
 
 LEVELS = [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("slope", ["fitted", "one"])
+def test_equal_llm_values_and_two_systems_do_not_break_the_fit(slope: str) -> None:
+    # a prediction that gives every system the same LLM-only value (e.g. all zero) leaves the slope free
+    _, _, psi, direct = _case(8, spread=0.05, noise=0.03)
+    psi = np.full_like(psi, psi.mean())  # equal variances: equal shrinkage, so the order is the estimate's
+    fit = fay_herriot(direct, psi, np.zeros_like(direct), slope)
+    assert np.all(np.isfinite(fit.estimate)) and float(fit.spread) > 0
+    assert np.argsort(fit.estimate).tolist() == np.argsort(direct).tolist()  # only the estimate tells them apart
+    two = fay_herriot(direct[:2], psi[:2], np.array([0.3, 0.5]), slope)
+    assert np.all(np.isfinite(two.estimate))
+
+
+def test_a_system_without_a_finite_estimate_is_left_out_of_the_fit() -> None:
+    from autograde.ppi.estimate import _composite
+
+    _, llm, psi, direct = _case(9, spread=0.05, noise=0.03)
+    est, se = direct.copy(), np.sqrt(psi)
+    est[3] = np.nan
+    composite, gamma = _composite(est, se, llm, "composite")
+    keep = np.arange(len(est)) != 3
+    alone = fay_herriot(direct[keep], psi[keep], llm[keep], "one")
+    assert np.isnan(composite[3]) and np.isnan(gamma[3])
+    assert np.allclose(composite[keep], alone.estimate, atol=1e-12)

@@ -62,7 +62,7 @@ def _weights(a: np.ndarray, psi: np.ndarray) -> np.ndarray:
 def _fit(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The weighted least-squares fit ``x @ beta`` of ``y`` (``(..., S)``; ``x``: ``(..., S, p)``)."""
     xtw = np.swapaxes(x, -1, -2) * w[..., None, :]
-    beta = np.linalg.solve(xtw @ x, (xtw @ y[..., None]))
+    beta = np.linalg.pinv(xtw @ x) @ (xtw @ y[..., None])  # pinv: equal LLM-only values leave the slope free
     return (x @ beta)[..., 0]
 
 

@@ -103,6 +103,17 @@ def estimate_tables(measures: list[EstimableMeasure], ranked: RankedPool, probs:
     return (pd.concat([p[0] for p in parts], ignore_index=True), pd.concat([p[1] for p in parts], ignore_index=True))
 
 
+def _composite(est: np.ndarray, se: np.ndarray, llm: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray]:
+    """The composite and its weight per system (NaN for a system whose estimate, variance or LLM-only value is not
+    finite: the model is fitted on the others)."""
+    ok = np.isfinite(est) & np.isfinite(se) & np.isfinite(llm)
+    composite, gamma = np.full(len(est), np.nan), np.full(len(est), np.nan)
+    if ok.any():
+        fit = fay_herriot(est[ok], se[ok] ** 2, llm[ok], "fitted" if order == "composite-fitted" else "one")
+        composite[ok], gamma[ok] = fit.estimate, fit.gamma
+    return composite, gamma
+
+
 def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: MeasureEstimate,
             human: MeasureEstimate, s: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
     llm = Linearized(measure, ranked, pred, None).estimate[0]
@@ -121,16 +132,17 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
     p_holm = holm(p)
     sep = np.zeros((n, n), dtype=bool)
     sep[iu, ju] = sep[ju, iu] = p_holm < s.alpha
-    comp = fay_herriot(est, se**2, llm, "fitted" if s.order == "composite-fitted" else "one")
-    key = est if s.order == "estimate" else comp.estimate
-    order = sorted(range(n), key=lambda i: (-key[i], ranked.systems[i]))
+    composite, gamma = _composite(est, se, llm, s.order)
+    key = est if s.order == "estimate" else composite
+    order = sorted(range(n), key=lambda i: (not np.isfinite(key[i]), -key[i] if np.isfinite(key[i]) else 0.0,
+                                            ranked.systems[i]))
     groups = groups_from(order, sep)
     rank_of = {i: r + 1 for r, i in enumerate(order)}
     group_of = dict(zip(order, groups, strict=True))
     rows = [{"measure": measure.name, "rank": rank_of[i], "group": group_of[i], "system": ranked.systems[i],
              "estimate": est[i], "low": lo[i], "high": hi[i], "se": se[i], "df": df[i], "llm_only": llm[i],
-             "human_only": hest[i], "human_low": hlo[i], "human_high": hhi[i], "composite": comp.estimate[i],
-             "gamma": comp.gamma[i], "lambda": lam[i],
+             "human_only": hest[i], "human_low": hlo[i], "human_high": hhi[i], "composite": composite[i],
+             "gamma": gamma[i], "lambda": lam[i],
              "floored": bool(floored[i]), "estimator": measure.estimator}
             for i in order]
     half = t_quantile(s.confidence, ddf[iu, ju]) * dse
