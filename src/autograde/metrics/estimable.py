@@ -48,9 +48,10 @@ class EstimableMeasure:
         """What the estimate cannot be trusted for, where the benchmark showed it (None: nothing)."""
         if self.kind == "rr":
             return ("RR's estimate multiplies the sampled pseudo-labels of every rank above the first relevant "
-                    "passage, so one sampled passage can move it far: on DL20 its intervals covered, but its order was "
-                    "no better than chance at 10-20% budgets (docs/human_sample.md); read RR from the LLM-only "
-                    "leaderboard, or judge every system's top-ranked passages")
+                    "passage, so one sampled passage can move it far: on DL20 its intervals covered, but ordered by "
+                    "the estimate the leaderboard was no better than chance at 10-20% budgets (docs/human_sample.md); "
+                    "the composite order falls back to the LLM-only one there (the estimate's variance leaves it no "
+                    "weight), and only judging every system's top-ranked passages would check it")
         return None
 
 
