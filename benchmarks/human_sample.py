@@ -555,6 +555,8 @@ def main() -> None:
             "default_variant": DEFAULT_VARIANT if DEFAULT_VARIANT in variants else variants[-1]}
     if args.merge:
         rows = merge_rows(Path(args.merge).resolve(), rows, meta)
+        if DEFAULT_VARIANT in meta["variants"]:  # the default's rows may be the earlier run's
+            meta["default_variant"] = DEFAULT_VARIANT
     shown_measures = [m for m in GOAL_MEASURES + EXTRA_MEASURES if any(r["measure"] == m for r in rows)]
     order = {k: i for i, k in enumerate((p, d, b, m, v) for m in shown_measures for p in preds for d in designs
                                         for b in budgets for v in meta["variants"])}
