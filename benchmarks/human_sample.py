@@ -193,10 +193,9 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
     from autograde.metrics.estimable import estimable_measure
     from autograde.ppi.composite import fay_herriot
     from autograde.ppi.estimators import estimate_measures, zero_gains
-    from autograde.ppi.measures import Linearized, gains_from_distribution, gains_from_grades
+    from autograde.ppi.measures import gains_from_distribution, gains_from_grades
 
     pred = gains_from_distribution(probs, LEVELS, RELEVANT)
-    llm_value = {m: Linearized(estimable_measure(m), ranked, pred, None).estimate[0] for m in measures}
     zero = zero_gains(pred)
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
     seed = zlib.crc32(f"{name}/{design}/{frac}".encode())
@@ -247,8 +246,8 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
                     a["ratio"].append(((hi - lo) / (hhi - hlo)).ravel())
                 a["tau"].append(kendall_matrix(e.estimate, t))
                 psi = np.asarray(e.variance if floor else e.raw_variance)
-                a["ctau"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm_value[m], "one").estimate, t))
-                a["ctauf"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm_value[m], "fitted").estimate, t))
+                a["ctau"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm[m][name], "one").estimate, t))
+                a["ctauf"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm[m][name], "fitted").estimate, t))
                 a["htau"].append(kendall_matrix(h.estimate, t))
                 a["size"].append(size)
                 lam = np.asarray(e.lam)  # always set by estimate_measures
@@ -270,7 +269,8 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
                          "wider_than_human": float((fin > 1.0 + 1e-9).mean()),
                          "lambda_mean": float(np.concatenate(a["lam"]).mean()),
                          "floored": float(np.concatenate(a["floored"]).mean()),
-                         "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))), "tau_llm": llm[m][name],
+                         "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))),
+                         "tau_llm": float(kendall_matrix(llm[m][name][None], truth[m])[0]),
                          "tau_composite": float(np.nanmean(np.concatenate(a["ctau"]))),
                          "tau_composite_fitted": float(np.nanmean(np.concatenate(a["ctauf"]))),
                          "tau_human": float(np.nanmean(np.concatenate(a["htau"])))})
@@ -502,7 +502,7 @@ def main() -> None:
     import os
     import platform
 
-    from autograde.core.stats import kendall_matrix, t_quantile
+    from autograde.core.stats import t_quantile
     from autograde.metrics.estimable import estimable_measure
     from autograde.ppi.design import importance
     from autograde.ppi.measures import Linearized, gains_from_distribution, gains_from_grades
@@ -529,9 +529,8 @@ def main() -> None:
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
     measures = goal + extra
     truth = {m: Linearized(estimable_measure(m), ranked, obs, None).estimate[0] for m in measures}
-    llm = {m: {p: float(kendall_matrix(Linearized(estimable_measure(m), ranked,
-                                                  gains_from_distribution(pr, LEVELS, RELEVANT), None).estimate,
-                                       truth[m])[0]) for p, pr in preds.items()} for m in measures}
+    llm = {m: {p: Linearized(estimable_measure(m), ranked, gains_from_distribution(pr, LEVELS, RELEVANT),
+                             None).estimate[0] for p, pr in preds.items()} for m in measures}  # LLM-only values
     t_quantile(0.95, 2.0)  # import scipy.stats once, before the processes fork
     STATE.update(preds=preds, ranked=ranked, grades=grades, truth=truth, llm=llm, weight_w=importance(ranked, 10),
                  chunk=args.chunk, variants=args.variants.split(","))

@@ -180,7 +180,6 @@ def test_dl20_calibrated_labels_beat_the_best_single_prompt(dl20_cv: dict) -> No
     assert "| fold |" in dl20_cv["markdown"].read_text()
 
 
-
 @pytest.mark.model
 @pytest.mark.slow
 def test_dl20_fit_on_four_folds_apply_to_the_fifth_in_a_fresh_process(tmp_path: Path, dl20_cv: dict) -> None:
