@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from autograde.config.nuggets import NUGGET_VARIANT, AssessorConfig, nuggets_section
+from autograde.config.nuggets import AssessorConfig, nuggets_section
 from autograde.core.errors import ConfigError, Problems
 from autograde.core.layout import Layout
 from autograde.pipeline.jobs import ModelJobs
@@ -21,19 +21,6 @@ from autograde.pipeline.jobs import ModelJobs
 if TYPE_CHECKING:
     from autograde.config.model import Config
     from autograde.io.banks.model import Bank
-
-def nugget_targets(config: Config) -> list[str]:
-    """Every file the nugget stages make (``[]`` without ``nuggets:``)."""
-    n = nuggets_section(config)
-    if n is None:
-        return []
-    lay = Layout.of(config.results_dir)
-    out = [lay.nugget_table("importance.parquet")]
-    for a in n.assessors:
-        out += [lay.nuggets(a.name, f) for f in ("assignments.parquet", "assignments.jsonl", "stats.json")]
-        out += [lay.leaderboard(a.name, NUGGET_VARIANT, m) for m in n.measures]
-    return out
-
 
 def assessor_grader(config: Config, a: AssessorConfig) -> Any:
     """The GraderConfig of a whole-answer assessor (None for a mapped one)."""
