@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 def calibrated_section(config: Config) -> CalibratedQrelsConfig | None:
     """The experiment's ``calibrated_qrels:`` section when present and enabled, else None."""
-    cfg = config.calibrated_qrels
-    return cfg if cfg is not None and cfg.enabled else None
+    from autograde.core.schema import enabled
+
+    return enabled(config.calibrated_qrels)
 
 
 def calibrated_qrels_variant(cfg: CalibratedQrelsConfig) -> str:

@@ -70,13 +70,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from autograde.reports.stages import (
         grader_report_files,
         grader_report_spec,
-        reports_config,
         run_grader_reports,
         run_report_correlation,
     )
 
     config = load_experiment(args)
-    rc = reports_config(config)
+    rc = config.reports
     r = _results_folder(args.results or config.results_dir)
     lay = Layout.of(r)
     graders = args.grader or [g.name for g in config.graders]

@@ -357,7 +357,7 @@ def format_problems(lines: list[str], source: str) -> str:
     located = [re.sub(r"^line (\d+): ", lambda m: f"{source}:{m.group(1)}: ", x) for x in lines]
     return "\n".join([f"{source}: {len(lines)} problem(s) in the config:", *(f"  - {x}" for x in located),
                       "  (fix: correct the keys and values above; every key, its type, its valid values and default "
-                      "are listed in README.md 'Configuration' and commented in config/experiments/example.yaml)"])
+                      "are listed in docs/config.md and commented in config/experiments/example.yaml)"])
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -127,11 +127,6 @@ class NuggetsConfig(Strict):
         return check_nuggets_config(self, config)
 
 
-def nuggets_section(config: Config) -> NuggetsConfig | None:
-    """The ``nuggets:`` section of a validated config (None when absent)."""
-    return config.nuggets
-
-
 def check_nuggets_config(n: NuggetsConfig, config: Config) -> list[tuple[tuple[Any, ...], str]]:
     """Cross-section problems of ``nuggets:`` (the bank and mapped graders exist, names do not clash), each with
     its key path (so the message names its line in the config file)."""

@@ -10,6 +10,8 @@ pydantic_core._pydantic_core.ValidationError: 1 validation error for Section
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -18,3 +20,29 @@ class Strict(BaseModel):
     cannot drift after its checks)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+S = TypeVar("S")
+
+
+def enabled(section: S | None) -> S | None:
+    """A config section when the experiment has it and it is on (``enabled: false`` turns a section off), else None:
+    the one way a feature asks whether it runs.
+
+    >>> class Section(Strict):
+    ...     enabled: bool = True
+    >>> enabled(Section()) is not None, enabled(Section(enabled=False)), enabled(None)
+    (True, None, None)
+    """
+    return section if section is not None and getattr(section, "enabled", True) else None
+
+
+def required(section: S | None, key: str, fix: str) -> S:
+    """A config section a stage cannot run without: a :class:`~autograde.core.errors.ConfigError` naming the key and
+    the fix when the experiment lacks it (or turns it off)."""
+    from autograde.core.errors import ConfigError
+
+    found = enabled(section)
+    if found is None:
+        raise ConfigError(f"the experiment has no {key}: section, or it is off (fix: {fix})")
+    return found

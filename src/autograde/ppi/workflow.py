@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from autograde.config.human_sample import HumanSampleConfig, PredictionConfig
+from autograde.config.human_sample import PredictionConfig
 from autograde.core.layout import CALIBRATED, Layout, QrelsVariant
 
 if TYPE_CHECKING:
     from autograde.config.model import Config
 
 
-def human_sample_section(config: Config) -> HumanSampleConfig | None:
-    """The ``human_sample:`` section (None when absent)."""
-    return config.human_sample
-
-
 def predictions_of(config: Config) -> list[PredictionConfig]:
     """The configured predictions, or every grader's first qrels variant (named after the grader)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None:
         return []
     if h.predictions:
@@ -33,7 +28,7 @@ def measures_of(config: Config) -> list[str]:
     estimate."""
     from autograde.metrics.estimable import estimable
 
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is not None and h.measures is not None:
         return list(h.measures)
     return [m for m in config.evaluation.measures if estimable(m) is not None]
@@ -42,7 +37,7 @@ def measures_of(config: Config) -> list[str]:
 def relevance_level_of(config: Config) -> int:
     """The estimates' relevance level: ``human_sample.relevance_level`` (``evaluation.relevance_level`` unless the
     section sets its own)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     return int(h.relevance_level if h is not None and h.relevance_level is not None
                else config.evaluation.relevance_level)
 
@@ -82,7 +77,7 @@ def estimate_outputs(config: Config) -> dict[str, str]:
 def estimate_inputs(config: Config) -> dict[str, Any]:
     """Input files of the estimates rule: the pool, the rankings, the sample, the design, every prediction's file
     (a change of any of them reruns it; nothing else does)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     lay = Layout.of(config.results_dir)
     inputs: dict[str, Any] = {"pool": lay.pool, "rankings": lay.ingest("rankings")}
     if h is not None and h.qrels:
@@ -95,7 +90,7 @@ def estimate_inputs(config: Config) -> dict[str, Any]:
 
 def estimate_params(config: Config) -> dict[str, Any]:
     """Every setting the estimates depend on (a changed one reruns the rule)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     return {"section": h.model_dump() if h is not None else None, "measures": measures_of(config),
             "relevance_level": relevance_level_of(config), "missing_queries": config.evaluation.missing_queries,
             "predictions": [p.model_dump() for p in predictions_of(config)]}
@@ -103,7 +98,7 @@ def estimate_params(config: Config) -> dict[str, Any]:
 
 def human_sample_targets(config: Config) -> list[str]:
     """The estimates ``rule all`` builds for ``human_sample:`` (nothing without judgments yet)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None or not h.qrels:
         return []
     return list(estimate_outputs(config).values())
@@ -113,7 +108,7 @@ def judging_output(config: Config) -> str | None:
     """The judging page's data (``results/human_sample/judging.json``) when a design file exists and the page is on."""
     from pathlib import Path
 
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None or not h.design or not h.judging_page or not Path(h.design).is_file():
         return None
     return Layout.of(config.results_dir).human_sample("judging.json")
@@ -124,7 +119,7 @@ def judging_inputs(config: Config) -> dict[str, Any]:
     a design: the rule is then never asked for)."""
     from pathlib import Path
 
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None or not h.design:
         return {}
     lay = Layout.of(config.results_dir)

@@ -27,11 +27,6 @@ if TYPE_CHECKING:
     from autograde.config.model import Config
 
 
-def reports_config(config: Config) -> ReportsConfig:
-    """The ``reports:`` section of an experiment config (defaults when the config has none)."""
-    return config.reports
-
-
 @dataclass(frozen=True)
 class GraderReportSpec:
     """What one grader's reports need from the experiment (a rule's params; no config object needed)."""
@@ -55,7 +50,7 @@ class GraderReportSpec:
 
 def grader_report_spec(config: Config, grader: str) -> GraderReportSpec:
     """The report spec of one grader of an experiment config."""
-    rc = reports_config(config)
+    rc = config.reports
     g = config.grader(grader)
     taus = list(config.thresholds_of(grader))
     variants = list(config.qrels_variants_of(grader))
@@ -293,7 +288,7 @@ def correlation_plot_paths(results: str | Path, sources: Sequence[Mapping[str, s
 
 def report_targets(config: Config) -> list[str]:
     """The report files and the site a workflow run makes (``[]`` when ``reports.enabled`` is false)."""
-    rc = reports_config(config)
+    rc = config.reports
     if not rc.enabled:
         return []
     r = config.results_dir

@@ -10,7 +10,6 @@ from autograde.reports.stages import (
     correlation_plot_paths,
     grader_report_files,
     grader_report_spec,
-    reports_config,
 )
 
 
@@ -24,7 +23,7 @@ class ReportRules:
         self.ctx = ctx
         self.config = ctx.config
         self.results = ctx.results
-        self.reports = reports_config(ctx.config)
+        self.reports = ctx.config.reports
         self.sources = ctx.leaderboard_table() if ctx.config.data.official_leaderboard else []
         """Every leaderboard correlated with the official one (the ``report_correlation`` rule's params)."""
 

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 def rubric_section(config: Config) -> RubricConfig | None:
     """The experiment's ``rubric:`` section when present and enabled, else None."""
-    cfg = config.rubric
-    return cfg if cfg is not None and cfg.enabled else None
+    from autograde.core.schema import enabled
+
+    return enabled(config.rubric)
 
 
 def rubric_predict_sources(cfg: RubricConfig | None) -> dict[str, str]:
