@@ -189,10 +189,6 @@ class Layout:
         return f"{self.root}/metrics/{name}{suffix}"
 
     # reports and site
-    def report_dir(self, grader: str) -> str:
-        """The folder of one grader's reports."""
-        return f"{self.root}/reports/{grader}"
-
     def report(self, grader: str, name: str) -> str:
         """A per-grader report file (``verify.parquet``, ``agreement.tsv``, ...)."""
         return f"{self.root}/reports/{grader}/{name}"
@@ -257,11 +253,6 @@ class Layout:
         """Tables shared by every assessor: ``answers.parquet`` (whole answers), ``importance.parquet`` and
         ``importance.stats.json``."""
         return f"{self.root}/nuggets/{name}"
-
-    @property
-    def nuggets_dir(self) -> str:
-        """The folder of the nugget stages (one subfolder per assessor)."""
-        return f"{self.root}/nuggets"
 
     def nuggets(self, assessor: str, name: str) -> str:
         """One assessor's merged outputs: ``assignments.parquet``, ``assignments.jsonl`` (TREC RAG format),

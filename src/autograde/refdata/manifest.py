@@ -93,11 +93,6 @@ class RefFile(Strict):
     def pinned(self) -> bool:
         return self.sha256 is not None
 
-    @property
-    def obtainable(self) -> bool:
-        """Whether ``autograde data fetch`` can make it (a URL, or derived from another file)."""
-        return self.url is not None or self.lines_of is not None
-
 
 class Manifest(Strict):
     """Every reference file, and the folder they go into by default."""

@@ -103,9 +103,6 @@ class WorkflowContext:
         v = QrelsVariant.parse(variant)
         return {"mode": v.mode, "threshold": v.tau, "level": v.level}
 
-    def cover_thresholds(self, grader: str) -> list[int]:
-        return self.config.cover_thresholds_of(grader)
-
     def measures(self) -> list[str]:
         return list(self.config.evaluation.measures)
 
