@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
+from support.leaderboards import per_query_table
 
 from autograde.core.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
 from autograde.metrics.rank_agreement import leaderboard_agreement
@@ -36,17 +37,8 @@ def test_vectorized_spearman_and_kendall_equal_scipy_with_ties() -> None:
             assert np.isnan(rho) and np.isnan(tau)
 
 
-def _per_query(n_sys: int = 6, n_q: int = 12, seed: int = 0) -> tuple[pd.DataFrame, dict[str, float]]:
-    rng = np.random.default_rng(seed)
-    quality = np.linspace(0.8, 0.2, n_sys)
-    rows = [(f"s{s}", f"q{q}", float(np.clip(quality[s] + rng.normal(0, 0.25), 0, 1)))
-            for s in range(n_sys) for q in range(n_q)]
-    official = {f"s{s}": float(s + 1) for s in range(n_sys)}
-    return pd.DataFrame(rows, columns=["run", "query_id", "value"]), official
-
-
 def test_point_estimates_match_the_leaderboard_correlation() -> None:
-    per_q, official = _per_query()
+    per_q, official = per_query_table()
     res = leaderboard_agreement(per_q, official, samples=0)
     means = per_q.groupby("run")["value"].mean()
     lb = pd.DataFrame({"run": means.index, "score": means.to_numpy()})
@@ -56,7 +48,7 @@ def test_point_estimates_match_the_leaderboard_correlation() -> None:
 
 
 def test_bootstrap_intervals_identical_for_the_same_seed() -> None:
-    per_q, official = _per_query(n_sys=25, n_q=15)
+    per_q, official = per_query_table(n_sys=25, n_q=15)
     a = leaderboard_agreement(per_q, official, samples=300, seed=11)
     b = leaderboard_agreement(per_q.sample(frac=1.0, random_state=1), official, samples=300, seed=11)  # row order does not matter
     c = leaderboard_agreement(per_q, official, samples=300, seed=12)
@@ -67,7 +59,7 @@ def test_bootstrap_intervals_identical_for_the_same_seed() -> None:
 
 
 def test_missing_values_and_systems_outside_the_official_leaderboard() -> None:
-    per_q, official = _per_query()
+    per_q, official = per_query_table()
     per_q = per_q[~((per_q["run"] == "s0") & (per_q["query_id"] == "q0"))]  # s0 skipped q0 (cover's skip policy)
     extra = pd.DataFrame([("unofficial", "q0", 1.0)], columns=["run", "query_id", "value"])
     res = leaderboard_agreement(pd.concat([per_q, extra]), official, samples=50, seed=0, missing_queries="skip")

@@ -5,18 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
-
-
-def _per_query(n_sys: int = 6, n_q: int = 12, seed: int = 0) -> tuple[pd.DataFrame, dict[str, float]]:
-    rng = np.random.default_rng(seed)
-    quality = np.linspace(0.8, 0.2, n_sys)
-    rows = [(f"s{s}", f"q{q}", float(np.clip(quality[s] + rng.normal(0, 0.25), 0, 1)))
-            for s in range(n_sys) for q in range(n_q)]
-    official = {f"s{s}": float(s + 1) for s in range(n_sys)}
-    return pd.DataFrame(rows, columns=["run", "query_id", "value"]), official
+from support.leaderboards import per_query_table
 
 
 def test_a_plot_with_an_undefined_correlation_says_so(tmp_path) -> None:
@@ -53,7 +44,7 @@ def test_the_report_bootstraps_only_the_leaderboards_whose_inputs_changed(tmp_pa
     official = tmp_path / "official.json"
     sources = []
     for g in range(3):
-        per_q, off = _per_query(seed=g)
+        per_q, off = per_query_table(seed=g)
         official.write_text(json.dumps(off))
         path = tmp_path / f"eval-{g}.parquet"
         write_table(path, per_q.assign(measure="map"), ["run", "query_id", "measure"])
@@ -73,7 +64,7 @@ def test_the_report_bootstraps_only_the_leaderboards_whose_inputs_changed(tmp_pa
     first = run("first", cache)
     assert "3 leaderboards, 3 computed, 0 from the cache" in messages.getvalue()
     assert run("again", cache) == first and "3 leaderboards, 0 computed, 3 from the cache" in messages.getvalue()
-    edited, _ = _per_query(seed=7)  # one grader's per-query values move
+    edited, _ = per_query_table(seed=7)  # one grader's per-query values move
     write_table(sources[1]["per_query"], edited.assign(measure="map"), ["run", "query_id", "measure"])
     after = run("after", cache)
     assert "3 leaderboards, 1 computed, 2 from the cache" in messages.getvalue()
@@ -95,7 +86,7 @@ def test_the_report_and_the_audit_rank_as_the_leaderboard_under_both_missing_que
     from autograde.core.tables import write_table
     from autograde.reports.stages import run_report_correlation
 
-    per_q, _ = _per_query(n_sys=6, n_q=10, seed=3)
+    per_q, _ = per_query_table(n_sys=6, n_q=10, seed=3)
     # s1 is strong on the queries it has but lacks four of them: skip ranks it high, zero low
     per_q.loc[per_q["run"] == "s1", "value"] = 0.95
     gaps = (per_q["run"] == "s1") & per_q["query_id"].isin(["q0", "q1", "q2", "q3"])
