@@ -253,7 +253,9 @@ def input_files(config: Config) -> list[str]:
                   if p and not Path(p).resolve().is_relative_to(results)]
         if calibrated.model:
             files += [str(p) for p in sorted(Path(calibrated.model).glob("*"))] or [calibrated.model]
-    return files
+    from autograde.ppi.checks import human_sample_files
+
+    return files + human_sample_files(config)
 
 
 def _stamp_path(config: Config, part: str) -> Path:
@@ -356,7 +358,9 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
 def check_data_inputs(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> dict[str, int]:
     """The checks of everything but the banks (runs, answers, qrels, leaderboard, generation data, citations,
     calibrated-qrels sources, the corpus text of the pool); returns their counts."""
+    from autograde.audit.checks import check_audit
     from autograde.calibrated.checks import check_calibrated
+    from autograde.ppi.checks import check_human_sample
 
     check_baseline(config, inputs, src, problems)
     check_nugget_baseline(config, inputs, src, problems)
@@ -365,6 +369,8 @@ def check_data_inputs(config: Config, inputs: Inputs, src: ConfigSource, problem
     check_generation(config, problems)
     check_citations(config, problems)
     check_calibrated(config, src, problems)  # calibrated qrels: the model folder, its sources
+    check_audit(config, inputs, src, problems)  # audit: the robustness audit's system
+    check_human_sample(config, inputs, src, problems)  # human sample: its files, judgments and design
     pool = check_pool_text(config, inputs, problems) if not problems else 0
     return {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
             "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool}
