@@ -112,18 +112,31 @@ def _sample(requests: list[GradeRequest], misses: list[int], n: int) -> list[int
 
 def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int) -> TimedSample:
     """Grade ``requests`` once, timed, after a warm-up call on a made-up pair (it loads a lazily loaded model);
-    nothing is written to the cache."""
+    nothing is written to the cache. A request that got no answer (a server that is down, a timeout) is a failure,
+    not a timing: an :class:`~autograde.core.errors.EndpointError` says how many failed and why (the first
+    reason), with the fix. An answer the parser cannot read still took the model's time and counts."""
+    from autograde.core.errors import EndpointError
     from autograde.grading.base import GradeRequest as Request
 
+    def failed(results: list[Any], asked: int, what: str) -> None:
+        bad = [r for r in results if r.parse_status == "failed"]
+        if bad:
+            raise EndpointError(f"plan --measure: {len(bad)} of {asked} {what} got no answer from the grader's model "
+                                f"({bad[0].error or 'no reason given'}); a time measured on failures would not be "
+                                "the model's (fix: start the model's server or correct its options.base_url: "
+                                "'autograde doctor' checks the endpoint; or plan without --measure)")
+
     t0 = time.perf_counter()
-    grader.grade_batch([Request("plan", "warm-up", "plan", "a warm-up passage", "plan/warm-up", "question",
-                                "a warm-up question?")])
+    failed(grader.grade_batch([Request("plan", "warm-up", "plan", "a warm-up passage", "plan/warm-up", "question",
+                                       "a warm-up question?")]), 1, "warm-up prompt")
     load = time.perf_counter() - t0
     before = grader.usage()
     t1 = time.perf_counter()
+    results: list[Any] = []
     for k in range(0, len(requests), batch_size):
-        grader.grade_batch(requests[k: k + batch_size])
+        results += grader.grade_batch(requests[k: k + batch_size])
     seconds = time.perf_counter() - t1
+    failed(results, len(requests), "timed prompts")
     after = grader.usage()
     return TimedSample(len(requests), round(seconds, 3), round(load, 3), after["input_tokens"] - before["input_tokens"],
                        after["output_tokens"] - before["output_tokens"])
