@@ -86,7 +86,7 @@ def assessor_agreement(judgments: Mapping[str, Mapping[PairKey, int]],
     if not paired_units.any():
         raise InvalidValueError(f"no passage is judged by two of the assessors ({', '.join(names)}): agreement "
                                 "needs passages judged more than once (fix: give qrels files of the same pool)")
-    alpha = {lv: krippendorff_alpha_data(data, lv) for lv in levels}
+    alpha: dict[str, float] = {lv: krippendorff_alpha_data(data, lv) for lv in levels}
     assessors = pd.DataFrame([(n, len(judgments[n]), len({q for q, _ in judgments[n]}),
                                int((~np.isnan(data[r]) & paired_units).sum())) for r, n in enumerate(names)],
                              columns=["assessor", "judgments", "queries", "paired"])
@@ -95,11 +95,11 @@ def assessor_agreement(judgments: Mapping[str, Mapping[PairKey, int]],
         for j in range(i + 1, len(names)):
             both = ~np.isnan(data[i]) & ~np.isnan(data[j])
             a, b = data[i, both].astype(int).tolist(), data[j, both].astype(int).tolist()
-            n = len(a)
-            rows.append((names[i], names[j], n, float(np.mean(np.equal(a, b))) if n else float("nan"),
-                         cohen_kappa(a, b) if n >= 2 else float("nan"),
+            shared = len(a)
+            rows.append((names[i], names[j], shared, float(np.mean(np.equal(a, b))) if shared else float("nan"),
+                         cohen_kappa(a, b) if shared >= 2 else float("nan"),
                          krippendorff_alpha_data(np.vstack([data[i, both], data[j, both]]), "ordinal")
-                         if n >= 2 else float("nan")))
+                         if shared >= 2 else float("nan")))
     pairs = pd.DataFrame(rows, columns=["a", "b", "shared", "agree", "kappa", "alpha_ordinal"])
     return AssessorAgreement(alpha, int(paired_units.sum()), len(keys), assessors, pairs)
 

@@ -171,7 +171,7 @@ def check_human_sample(config: Any, inputs: Inputs, src: ConfigSource, problems:
     from autograde.ppi.workflow import human_sample_section
 
     h = human_sample_section(config)
-    if h is None or not _check_files(h, src, problems):
+    if h is None or not _check_files(h, src, problems) or h.qrels is None:
         return
     from autograde.pipeline.pool import pool_counts
 

@@ -6,7 +6,7 @@ same labels, such as ``max-3`` and ``max-4``, share one matrix: it is drawn once
 kappa as a distribution (one dot per topic over a box of the 10/25/50/75/90% quantiles); the leaderboard agreement
 (Kendall, tau-ap, Spearman, top-k Kendall with intervals; a dash where a statistic is undefined), then the per-topic
 Kendall tau; the robustness audit, then the mean grade shift and the lifted share of each perturbation as bars with
-their intervals. Axes carry round ticks (:func:`nice_ticks`). The overview lists every variant of every judge,
+their intervals. Axes carry round ticks (:func:`axis_ticks`). The overview lists every variant of every judge,
 the best-agreeing one (binary kappa) marked. Pages: ``site/judges/index.html`` and ``site/judges/<grader>.html``;
 the plots are inline SVG (no plotting library, identical bytes for identical inputs). Everything is read from
 ``results/audit/`` (the audit rules' and commands' outputs); a grader without audit files gets no card.
@@ -29,6 +29,7 @@ import pandas as pd
 
 from autograde.core.layout import Layout
 from autograde.reports.nugget_pages import Write
+from autograde.reports.plots import nice_ticks
 from autograde.reports.render import render_page
 
 W, H = 460, 300
@@ -43,25 +44,24 @@ def _svg(body: list[str], title: str, width: int = W, height: int = H) -> str:
     return head + "".join(body) + "</svg>"
 
 
-def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
-    """Round axis ticks covering [lo, hi]: multiples of a step of 1, 2, 2.5 or 5 times a power of ten, about
-    ``target`` of them, the first at or below ``lo`` and the last at or above ``hi``.
+def axis_ticks(lo: float, hi: float) -> list[float]:
+    """Round ticks (:func:`autograde.reports.plots.nice_ticks`) extended by a step on either side until they cover
+    [lo, hi]: the ends of a bar chart's axis.
 
-    >>> nice_ticks(-0.38, 1.1)
+    >>> axis_ticks(-0.38, 1.1)
     [-0.5, 0.0, 0.5, 1.0, 1.5]
-    >>> nice_ticks(0.0, 0.3)
+    >>> axis_ticks(0.0, 0.3)
     [0.0, 0.1, 0.2, 0.3]
-    >>> nice_ticks(-1.0, 1.0)
-    [-1.0, -0.5, 0.0, 0.5, 1.0]
     """
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        lo, hi = (lo - 1.0, lo + 1.0) if math.isfinite(lo) else (0.0, 1.0)
-    raw = (hi - lo) / max(target - 1, 1)
-    power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw * (1 - 1e-9))
-    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
-    decimals = max(0, -math.floor(math.log10(step)) + 1)
-    return [round(k * step, decimals) + 0.0 for k in range(first, last + 1)]
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo < 1e-9:
+        lo, hi = (lo - 1.0, hi + 1.0) if math.isfinite(lo) and math.isfinite(hi) else (0.0, 1.0)
+    ticks = nice_ticks(lo, hi, 4) or [lo]
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else hi - lo
+    while ticks[0] > lo + step * 1e-9:
+        ticks.insert(0, round(ticks[0] - step, 10))
+    while ticks[-1] < hi - step * 1e-9:
+        ticks.append(round(ticks[-1] + step, 10))
+    return [t + 0.0 for t in ticks]
 
 
 def _tick(t: float) -> str:
@@ -111,8 +111,6 @@ def distribution_svg(values: Sequence[float], title: str, lo: float = -1.0, hi: 
 
     body = [f'<line x1="{L}" y1="{mid + 40}" x2="{L + pw}" y2="{mid + 40}" stroke="#888"/>']
     for t in nice_ticks(lo, hi):
-        if not lo - 1e-9 <= t <= hi + 1e-9:
-            continue
         body.append(f'<line x1="{sx(t):.1f}" y1="{mid + 40}" x2="{sx(t):.1f}" y2="{mid + 44}" stroke="#888"/>'
                     f'<text x="{sx(t):.1f}" y="{mid + 56}" text-anchor="middle">{_tick(t)}</text>')
     if keep.any():
@@ -137,7 +135,7 @@ def bars_svg(names: Sequence[str], values: Sequence[float], lows: Sequence[float
              title: str) -> str:
     """Horizontal bars from 0 with interval whiskers (NaN bars left out)."""
     vals = [v for v in (*values, *lows, *highs, 0.0) if v == v]
-    ticks = nice_ticks(min(vals), max(vals))
+    ticks = axis_ticks(min(vals), max(vals))
     lo, hi = ticks[0], ticks[-1]
     left, pw = 110, W - 110 - R
     bh = min(28.0, (H - T - B) / max(len(names), 1))
