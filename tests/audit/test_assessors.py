@@ -100,3 +100,25 @@ def test_audit_labels_tells_two_inputs_of_the_same_file_name_apart(tmp_path: Pat
     assert "| sim/max-4 | max-4 |" in report and "| strict/max-4 | max-4 |" in report
     labels = (tmp_path / "out/labels.tsv").read_text().splitlines()
     assert [line.split("\t")[0] for line in labels[1:]] == ["sim/max-4", "strict/max-4"]
+
+
+def test_alpha_of_the_dl20_human_and_three_released_prompt_qrels_equals_krippendorff() -> None:
+    """Real labels: the NIST DL20 qrels and three of the workbench's released prompt qrels (FagB, Thomas, Sun) as four
+    "assessors" of the 11,386 judged passages; the prompt qrels leave out passages they did not grade. On raw grades
+    the scales differ, so only parity is meant here, not a measure of agreement."""
+    import krippendorff
+    from support.helpers import shared_data
+
+    from autograde.io.trec import read_qrels
+    from autograde.reports.agreement import qrels_pairs
+
+    files = {"nist": shared_data("dl20", "qrels.dl20-passage.txt")}
+    files |= {p: shared_data("dl20", "autograded-qrels", f"{p}.qrel") for p in ("FagB", "Thomas", "Sun")}
+    judgments = {n: qrels_pairs(read_qrels(p)) for n, p in files.items()}
+    ag = assessor_agreement(judgments)
+    keys = sorted({k for j in judgments.values() for k in j})
+    data = np.array([[j.get(k, np.nan) for k in keys] for j in judgments.values()], dtype=float)
+    assert np.isnan(data).any()  # some passages are missing from some files
+    for level in ("nominal", "ordinal", "interval"):
+        theirs = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+        assert ag.alpha[level] == pytest.approx(theirs, abs=1e-12), level
