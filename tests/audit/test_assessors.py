@@ -103,9 +103,9 @@ def test_audit_labels_tells_two_inputs_of_the_same_file_name_apart(tmp_path: Pat
 
 
 def test_alpha_of_the_dl20_human_and_three_released_prompt_qrels_equals_krippendorff() -> None:
-    """Real labels: the NIST DL20 qrels and three of the workbench's released prompt qrels (FagB, Thomas, Sun) as four
-    "assessors" of the 11,386 judged passages; the prompt qrels leave out passages they did not grade. On raw grades
-    the scales differ, so only parity is meant here, not a measure of agreement."""
+    """Real labels: the NIST DL20 qrels (11,386 judgments) and three of the workbench's released prompt qrels (FagB,
+    Thomas, Sun: 16,101 graded passages each) as four "assessors"; NIST's judgments are missing for the passages it
+    did not judge. On raw grades the scales differ, so only parity is meant here, not a measure of agreement."""
     import krippendorff
     from support.helpers import shared_data
 

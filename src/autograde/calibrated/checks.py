@@ -55,12 +55,17 @@ def _planned_names(config: Config, path: str) -> list[str] | None:
 
 def _check_names(config: Config, cfg: Any, named: list[tuple[int, list[str]]], src: ConfigSource,
                  problems: Problems) -> None:
-    """No two sources share a name, and no source is the calibrated qrels this section makes."""
+    """No two sources share a name, and no source is the calibrated qrels this section makes (their variant reads
+    the model's header when applying a model: not when the model folder is unusable, reported already)."""
     from autograde.calibrated.workflow import calibrated_qrels_files
+    from autograde.core.errors import AutogradeError
 
-    own = Path(calibrated_qrels_files(config.results_dir, cfg)["qrels"]).resolve()
+    try:
+        own: Path | None = Path(calibrated_qrels_files(config.results_dir, cfg)["qrels"]).resolve()
+    except AutogradeError:
+        own = None
     for i, path in enumerate(cfg.sources):
-        if Path(path).resolve() == own:
+        if own is not None and Path(path).resolve() == own:
             problems.add(*src.locate(("calibrated_qrels", "sources", i)), f"calibrated_qrels.sources[{i}]: {path!r} "
                          "is the calibrated qrels this section makes, not an input to it",
                          "list the graders' outputs the calibrated labels are made from")
