@@ -3,6 +3,7 @@ mutations the bad-input tests break it with (a config key set, a file written, a
 
 from __future__ import annotations
 
+import io
 import json
 import textwrap
 from collections.abc import Callable
@@ -135,3 +136,17 @@ def both(*mutations: Mutation) -> Mutation:
             m(root)
 
     return mutate
+
+
+def assert_refused_before_any_work(config: Path, messages: io.StringIO, mutate: Mutation, expected: str,
+                                   case: str) -> None:
+    """Break the tiny dataset with ``mutate``: ``autograde validate`` exits 2, its messages hold ``expected`` and a
+    fix, and no results folder exists (nothing ran)."""
+    from autograde.cli import main
+
+    mutate(config.parent)
+    assert main(["validate", "--config", str(config)]) == 2, case
+    text = messages.getvalue()
+    assert expected in text, text
+    assert "fix:" in text
+    assert not (config.parent / "results").exists()
