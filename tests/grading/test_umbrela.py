@@ -75,6 +75,20 @@ def test_a_chat_api_cannot_continue_the_answer_prefix() -> None:
     make_grader(generate).close()  # generate mode parses the answer form: fine
 
 
+def test_the_registry_says_what_the_backend_does_about_the_answer_prefix() -> None:
+    """validate refuses logits scoring of an answer-prefix prompt from the registry's capability
+    (``Backend.continues_prompt``), the grade job from the backend's own ``continues_text()``: they agree."""
+    from autograde.grading.registry import BACKENDS, make_backend
+
+    endpoint = make_backend("openai", "m", {"base_url": "http://127.0.0.1:9/v1"}, "test")
+    try:
+        assert endpoint.continues_text() is BACKENDS["openai"].continues_prompt is False
+    finally:
+        endpoint.close()
+    assert BACKENDS["vllm"].continues_prompt is True  # a causal model's prompt
+    assert BACKENDS["hf"].continues_prompt is None  # causal models do, seq2seq models (FLAN-T5) do not
+
+
 @pytest.mark.model
 def test_smollm2_logits_reads_the_label_after_the_answer_prefix() -> None:
     from support.models import smollm2_model_dir

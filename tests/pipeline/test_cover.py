@@ -76,3 +76,21 @@ def test_topk_without_graded_passage_follows_missing_queries() -> None:
         ["S", "qA", 1.0], ["S", "qB", 0.0], ["T", "qA", 1.0], ["T", "qB", 1.0]]
     with pytest.raises(ValueError, match="missing_queries"):
         cover_per_query(grades, rankings, threshold=4, depth=2, missing_queries="drop")  # type: ignore[arg-type]
+
+
+def test_cover_leaderboard_ties_runs_whose_means_differ_only_by_summation_order() -> None:
+    """Two runs with the same per-query covers on different queries: their pandas means may differ in the last bit,
+    their ranks tie (scores are ranked at autograde.core.stats.RANK_PRECISION)."""
+    import numpy as np
+
+    values = [0.1, 0.7, 0.2, 0.30000000000000004, 0.9, 0.05, 0.6, 0.33, 0.45, 0.125]
+    rng = np.random.default_rng(1)
+    seen_means, seen_ranks = set(), set()
+    for _ in range(30):
+        rows = [(run, f"q{i}", v) for run in ("A", "B") for i, v in enumerate(rng.permutation(values))]
+        rows.append(("C", "q0", 0.2))
+        lb = cover_leaderboard(pd.DataFrame(rows, columns=["run", "query_id", "cover"]), "cover")
+        seen_means.add(tuple(lb.sort_values("run")["score"]))
+        seen_ranks.add(tuple(zip(lb["run"], lb["rank"], strict=True)))
+    assert len(seen_means) > 1
+    assert seen_ranks == {(("A", 1.5), ("B", 1.5), ("C", 3.0))}

@@ -49,3 +49,29 @@ def test_leaderboard_and_correlation_with_ties() -> None:
     assert corr["spearman"] == pytest.approx(0.9486833, abs=1e-6)   # scipy spearmanr on average ranks
     assert corr["kendall"] == pytest.approx(0.9128709, abs=1e-6)    # tau-b with one tie
     assert math.isnan(rank_correlation(lb, {"A": 1})["spearman"])
+
+
+def test_leaderboard_ranks_do_not_depend_on_the_order_topics_are_summed_in() -> None:
+    """Runs whose per-topic values are permutations of each other have equal means in exact arithmetic; a mean
+    summed topic by topic (as a leaderboard read from elsewhere, or a pandas mean, is) differs in the last bit
+    depending on the order. Ranks and the correlation with an official leaderboard are the same for every order."""
+    import numpy as np
+
+    values = np.array([0.1, 0.7, 0.2, 0.30000000000000004, 0.9, 0.05, 0.6, 0.33])
+    runs = {"A": values, "B": values[::-1], "C": values + 0.1, "D": values - 0.01}
+    official = {"A": 2, "B": 3, "C": 1, "D": 4}
+    rng = np.random.default_rng(4)
+    seen_scores, seen = set(), set()
+    for _ in range(30):
+        order = rng.permutation(len(values))
+        ev = pd.DataFrame([(r, "all", "m", sum(v[order].tolist()) / len(v)) for r, v in runs.items()],
+                          columns=["run", "query_id", "measure", "value"])
+        lb = leaderboard(ev, "m")
+        seen_scores.add(tuple(lb.sort_values("run")["score"]))
+        corr = rank_correlation(lb, official)
+        seen.add((tuple(lb["run"]), tuple(lb["rank"]), corr["kendall"], corr["spearman"]))
+    assert len(seen_scores) > 1  # the means of A and B do move in the last bit
+    assert len(seen) == 1, seen
+    (names, ranks, kendall, spearman), = seen
+    assert names == ("C", "A", "B", "D") and ranks == (1.0, 2.5, 2.5, 4.0)
+    assert kendall == pytest.approx(0.9128709, abs=1e-6) and spearman == pytest.approx(0.9486833, abs=1e-6)

@@ -155,6 +155,32 @@ def test_without_a_server_every_file_fails_at_once_with_one_message(tmp_path: Pa
         assert "no internet here? Run `make data` on a machine with internet, or download http" in failed[path]
     assert "derived from small/qrels.txt, which is missing" in failed["small/q1.txt"]
     assert not (tmp_path / "data").exists()  # nothing written, not even folders
+    # a file extracted from a larger download: the hint says which part to save, not to save the download as it
+    board = failed["small/board.json"]
+    assert f"download {dead}/repo/board.py and save the text from just after 'BOARD = ' through the first '}}' on " \
+           f"a line of its own as {tmp_path / 'data/small/board.json'}" in board
+    assert f"download {dead}/repo/board.py to" not in board
+    assert f"download {dead}/repo/queries.tsv to {tmp_path / 'data/small/queries.tsv'} by hand" in failed["small/queries.tsv"]
+
+
+def test_data_verify_exits_non_zero_when_files_are_missing(served: tuple[FileServer, Path], tmp_path: Path) -> None:
+    """``autograde data verify`` on an empty folder: every file missing, exit status 1 (it was 0); each line says how
+    the file is made. Once the files are there, exit status 0."""
+    srv, _ = served
+    manifest = _manifest(tmp_path / "manifest.yaml", srv.url)
+    data = tmp_path / "data"
+    run = subprocess.run([sys.executable, "-m", "autograde.cli", "data", "verify", "--into", str(data), "--manifest",
+                          str(manifest)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.count("[miss]") == 5 and "5 missing" in run.stdout
+    assert f"[miss] small/queries.tsv: not in {data} (`make data` downloads it, or download {srv.url}/repo/queries.tsv" \
+           in run.stdout
+    assert _make_data(data, f"--manifest {manifest}").returncode == 0
+    (data / "other").mkdir()
+    (data / "other/grid.jsonl").write_bytes(b"{}\n")  # the file without a public source, made by hand
+    run = subprocess.run([sys.executable, "-m", "autograde.cli", "data", "verify", "--into", str(data), "--manifest",
+                          str(manifest)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 @pytest.mark.skipif(not has_shared_data(), reason=f"reference data missing: {SHARED_DATA} is not present")

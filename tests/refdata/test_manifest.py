@@ -54,3 +54,12 @@ def test_a_bad_manifest_names_the_entry_and_the_problem(tmp_path: Path) -> None:
     text = str(err.value)
     assert "files.[../x.txt].path" in text and "relative path" in text
     assert "files.[y.txt]: Value error, give both size and sha256" in text
+
+
+def test_the_manifest_fills_the_folder_whose_missing_files_validate_sends_to_make_data() -> None:
+    """``autograde validate`` says "run `make data`" for a missing file under core.layout.REFERENCE_DATA: the folder
+    the manifest (and so `make data`) fills."""
+    from autograde.core.layout import REFERENCE_DATA, made_by
+
+    assert load_manifest().folder == REFERENCE_DATA
+    assert "run `make data`" in (made_by(f"{REFERENCE_DATA}/{load_manifest().files[0].path}") or "")

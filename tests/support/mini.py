@@ -1,10 +1,15 @@
-"""The tiny inline dataset of the workflow tests (every judgment commented) and its experiment config."""
+"""The tiny inline dataset of the workflow tests (every judgment commented) and its experiment config, and the
+mutations the bad-input tests break it with (a config key set, a file written, a text replaced)."""
 
 from __future__ import annotations
 
+import io
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 # Three queries; passages written for the test. Judgments: 2 = answers the query, 1 = related, 0 = off topic.
 MINI_QUERIES = {"q1": "how do bees make honey", "q2": "what causes ocean tides", "q3": "how to bake sourdough bread"}
@@ -81,3 +86,67 @@ def write_mini_dataset(root: Path, shards: int = 2, reports: bool = False) -> Pa
           enabled: {str(reports).lower()}
         """))
     return cfg
+
+
+Mutation = Callable[[Path], None]
+
+
+def edit_config(**updates: object) -> Mutation:
+    """Set dotted keys of config.yaml (``qrels__thresholds=[9]`` sets qrels.thresholds)."""
+
+    def mutate(root: Path) -> None:
+        cfg = yaml.safe_load((root / "config.yaml").read_text())
+        for dotted, value in updates.items():
+            node = cfg
+            *parents, last = dotted.split("__")
+            for p in parents:
+                node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
+            node[last] = value
+        (root / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+    return mutate
+
+
+def write(rel: str, text: str, mode: str = "w") -> Mutation:
+    def mutate(root: Path) -> None:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if mode == "a":
+            with p.open("a", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            p.write_bytes(text.encode("utf-8"))
+
+    return mutate
+
+
+def replace(rel: str, old: str, new: str) -> Mutation:
+    def mutate(root: Path) -> None:
+        p = root / rel
+        text = p.read_text(encoding="utf-8")
+        assert old in text, (rel, old)
+        p.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    return mutate
+
+
+def both(*mutations: Mutation) -> Mutation:
+    def mutate(root: Path) -> None:
+        for m in mutations:
+            m(root)
+
+    return mutate
+
+
+def assert_refused_before_any_work(config: Path, messages: io.StringIO, mutate: Mutation, expected: str,
+                                   case: str) -> None:
+    """Break the tiny dataset with ``mutate``: ``autograde validate`` exits 2, its messages hold ``expected`` and a
+    fix, and no results folder exists (nothing ran)."""
+    from autograde.cli import main
+
+    mutate(config.parent)
+    assert main(["validate", "--config", str(config)]) == 2, case
+    text = messages.getvalue()
+    assert expected in text, text
+    assert "fix:" in text
+    assert not (config.parent / "results").exists()

@@ -12,64 +12,14 @@ import io
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from support.helpers import REPO, run_workflow
+from support.mini import Mutation, assert_refused_before_any_work, both, edit_config, replace, write
 
 from autograde.cli import main
-
-Mutation = Callable[[Path], None]
-
-
-def edit_config(**updates: object) -> Mutation:
-    """Set dotted keys of config.yaml (``qrels__thresholds=[9]`` sets qrels.thresholds)."""
-
-    def mutate(root: Path) -> None:
-        cfg = yaml.safe_load((root / "config.yaml").read_text())
-        for dotted, value in updates.items():
-            node = cfg
-            *parents, last = dotted.split("__")
-            for p in parents:
-                node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
-            node[last] = value
-        (root / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-
-    return mutate
-
-
-def write(rel: str, text: str, mode: str = "w") -> Mutation:
-    def mutate(root: Path) -> None:
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if mode == "a":
-            with p.open("a", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            p.write_bytes(text.encode("utf-8"))
-
-    return mutate
-
-
-def replace(rel: str, old: str, new: str) -> Mutation:
-    def mutate(root: Path) -> None:
-        p = root / rel
-        text = p.read_text(encoding="utf-8")
-        assert old in text, (rel, old)
-        p.write_text(text.replace(old, new, 1), encoding="utf-8")
-
-    return mutate
-
-
-def both(*mutations: Mutation) -> Mutation:
-    def mutate(root: Path) -> None:
-        for m in mutations:
-            m(root)
-
-    return mutate
-
 
 CUSTOM_PROMPT = """- name: MyRating
   version: v1
@@ -199,12 +149,7 @@ CASES: list[tuple[str, Mutation, str]] = [
 @pytest.mark.parametrize(("case", "mutate", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_reported_before_any_work(mini: Path, messages: io.StringIO, case: str, mutate: Mutation,
                                                expected: str) -> None:
-    mutate(mini.parent)
-    assert main(["validate", "--config", str(mini)]) == 2, case
-    text = messages.getvalue()
-    assert expected in text, text
-    assert "fix:" in text
-    assert not (mini.parent / "results").exists()
+    assert_refused_before_any_work(mini, messages, mutate, expected, case)
 
 
 def test_warnings_for_partial_inputs(mini: Path, messages: io.StringIO) -> None:

@@ -95,6 +95,25 @@ def test_doctor_ok_and_prompt_estimate_counts_the_cache(mini: Path, capsys: pyte
     assert (est.cached, est.to_send) == (len(q1), pairs - len(q1))
 
 
+def test_doctor_creates_no_results_folder(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """doctor checks that the results folder and the grade cache can be made, without making them (it created
+    the results folder); a results_dir below a file fails with the reason."""
+    root = mini.parent
+    code, out = doctor(mini, capsys, "--no-estimate")
+    assert code == 0, out
+    assert "[ ok ] results dir: results does not exist yet; the run creates it (. is writable)" in out
+    assert "[ ok ] cache dir: cache/grades does not exist yet; the run creates it" in out
+    assert not (root / "results").exists() and not (root / "cache" / "grades").exists()
+    assert not list(root.rglob(".doctor-*"))  # its test files are gone
+    (root / "afile").write_text("x")
+    edit = yaml.safe_load(mini.read_text())
+    edit["results_dir"] = "afile/results"
+    mini.write_text(yaml.safe_dump(edit, sort_keys=False))
+    code, out = doctor(mini, capsys, "--no-estimate")
+    assert code != 0 and "[fail] results dir: afile/results cannot be written: afile: afile is a file, not a folder" \
+        in out, out
+
+
 def test_doctor_fails_on_a_wrong_gguf_path_and_names_the_fix(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
     add_grader(mini, {"name": "llm", "backend": "hf", "bank": "questions", "model": "models/missing/SmolLM2.gguf",
                       "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices", "options": {"device": "cpu"}})
@@ -232,7 +251,10 @@ def test_autograde_experiment_selects_the_experiment_of_every_command(mini: Path
     assert f"[ ok ] config: {mini} is valid; graders: sim (embedded)" in capsys.readouterr().out
     assert main(["validate"]) == 0
     assert '"systems": 3' in capsys.readouterr().out  # the tiny dataset's three systems, not the example's
-    assert main(["report"]) == 2  # the mini experiment has not been run: its grades do not exist yet
+    assert main(["report"]) == 2  # the mini experiment has not been run (doctor created no results folder)
+    assert "results: no such results folder (fix: run the workflow first" in capsys.readouterr().err
+    (mini.parent / "results").mkdir()
+    assert main(["report"]) == 2  # a results folder without the grades
     assert "input(s) of the reports are missing: results/grades/sim.parquet" in capsys.readouterr().err
     monkeypatch.setenv("AUTOGRADE_EXPERIMENT", str(mini.parent / "missing.yaml"))
     assert main(["validate"]) == 2

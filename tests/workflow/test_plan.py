@@ -155,3 +155,31 @@ def test_the_plan_counts_the_prompts_of_the_robustness_audit(example_run: Path, 
     assert result.stats["computed"] == plan.to_compute
     (again,) = [p for p in plan_run(config, wd / "config.yaml")[0] if p.stage == "audit robustness"]
     assert again.to_compute == 0
+
+
+def test_measure_refuses_a_negative_count_and_reports_failed_requests_as_failures(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--measure -3`` is refused by the argument parser (it timed 36 of 39 prompts: a negative slice); requests to a
+    server that is not there are failures, not a timing (the plan used to print a time per prompt of the refused
+    connections)."""
+    import socket
+
+    from autograde.core.errors import EndpointError
+
+    with pytest.raises(SystemExit) as stop:
+        main(["plan", "--config", str(mini), "--measure", "-3"])
+    assert stop.value.code == 2 and "argument --measure: -3 is not a count: give an integer >= 0" in capsys.readouterr().err
+    with socket.socket() as s:  # a port nobody listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    raw = yaml.safe_load(mini.read_text())
+    raw["graders"] = [{"name": "remote", "backend": "openai", "bank": "questions", "model": "m",
+                       "prompt_class": "QuestionSelfRatedUnanswerablePromptWithChoices", "scoring": "logits",
+                       "options": {"base_url": dead, "max_retries": 0, "timeout_s": 5}}]
+    mini.write_text(yaml.safe_dump(raw))
+    config = load_config(mini)
+    (counted,), _ = plan_run(config, mini)  # counting alone sends nothing: it works without a server
+    assert counted.to_compute > 0 and counted.measurement is None
+    with pytest.raises(EndpointError, match=r"plan --measure: 1 of 1 warm-up prompt got no answer from the grader's "
+                                            r"model \(.+\); a time measured on failures would not be the model's"):
+        plan_run(config, mini, measure=4)
+    assert main(["plan", "--config", str(mini), "--measure", "4"]) == 2

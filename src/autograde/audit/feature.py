@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from autograde.config.audit import audit_targets
 from autograde.core.errors import AutogradeError
-from autograde.core.feature import Feature, ModelStage, SiteContext, SiteSection
+from autograde.core.feature import CheckContext, Feature, ModelStage, SiteContext, SiteSection
 from autograde.core.layout import Layout
 
 if TYPE_CHECKING:
@@ -54,6 +54,13 @@ def plan_audit(config: Config, pool: pd.DataFrame, queries: dict[str, str], opti
     return out
 
 
+def _check_inputs(ctx: CheckContext) -> None:
+    from autograde.audit.checks import check_audit
+
+    assert ctx.inputs is not None
+    check_audit(ctx.config, ctx.inputs, ctx.src, ctx.problems)  # the robustness audit's system
+
+
 def _site(ctx: SiteContext) -> SiteSection | None:
     from autograde.reports.judge_card import build_judge_cards
     from autograde.reports.render import render_page
@@ -78,5 +85,5 @@ def _outputs(config: Config) -> list[tuple[str, str]]:
 FEATURE = Feature(
     "audit", section="audit", rules=("audit.smk",), cli="autograde.cli.audit", targets=audit_targets,
     model_stages=(ModelStage("audit_robustness", "audit robustness", plan_audit),), site_inputs=audit_targets,
-    site=_site, outputs=_outputs)
+    site=_site, outputs=_outputs, check_inputs=_check_inputs)
 """The judge audit (docs/audit.md)."""

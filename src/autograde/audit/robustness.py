@@ -26,7 +26,7 @@ import pandas as pd
 from autograde.audit.perturb import Perturbed, check_perturbations, perturb
 from autograde.config.audit import RobustnessConfig
 from autograde.core.errors import InvalidValueError, UnknownNameError
-from autograde.core.stats import mean_interval, ranks_desc
+from autograde.core.stats import mean_interval, rank_scores, round_scores
 from autograde.grading.base import Grader, GradeRequest
 from autograde.io.banks.model import BankItem
 from autograde.pipeline.qrels import passage_labels
@@ -157,7 +157,7 @@ def _target_system(rankings: pd.DataFrame, labels: Mapping[Pair, int], measure: 
         qrels.setdefault(q, {})[p] = int(v)
     before = _means(evaluate_systems(qrels, runs, [measure], level, missing_queries), measure)
     if system is None:  # the system the grader ranks last (ties: the last name)
-        system = sorted(before, key=lambda r: (before[r], r))[0]
+        system = sorted(before, key=lambda r: (float(round_scores([before[r]])[0]), r))[0]
     return system, {"runs": runs, "qrels": qrels, "before": before}
 
 
@@ -168,7 +168,7 @@ def _means(ev: pd.DataFrame, measure: str) -> dict[str, float]:
 
 def _rank(scores: Mapping[str, float], system: str) -> float:
     names = sorted(scores)
-    return float(ranks_desc([scores[n] for n in names])[names.index(system)])
+    return float(rank_scores([scores[n] for n in names])[names.index(system)])
 
 
 @dataclass

@@ -7,7 +7,10 @@ does not read, a missing field or weights file is a problem at the config line o
 sources must give every source the model was fitted with (matched by name; the files the workflow itself writes,
 ``results/grades/<grader>.parquet``, count by their grader), and a source file already there must not hold labels
 the model never saw. Source and judgment files that neither exist nor are the workflow's outputs are named with
-their config line.
+their config line. Every source must have a name of its own: a qrels file is named by its file name, so two
+qrels files of the same name (the workflow's own ``results/qrels/<grader>/max-3.qrels`` of two graders are both
+``max-3``) would collide in the fit or the apply job; the calibrated qrels themselves cannot be a source (the rule
+would need its own output).
 """
 
 from __future__ import annotations
@@ -34,14 +37,49 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def _planned_names(config: Config, path: str) -> list[str] | None:
-    """The source names of a file the workflow writes (a grader's grades table), else None (unknown)."""
+    """The source names of a file the workflow writes (a grader's grades table: its grader; a grader's qrels
+    variant: the variant, as every qrels file is named by its file name), else None (unknown)."""
     from autograde.core.layout import Layout
 
     lay = Layout.of(config.results_dir)
+    target = Path(path).resolve()
     for g in config.graders:
-        if Path(lay.grades(g.name)).resolve() == Path(path).resolve():
+        if Path(lay.grades(g.name)).resolve() == target:
             return [g.name]
+        if any(Path(lay.qrels(g.name, v)).resolve() == target for v in config.qrels_variants_of(g.name)):
+            from autograde.calibrated.features import source_name
+
+            return [source_name(path)]
     return None
+
+
+def _check_names(config: Config, cfg: Any, named: list[tuple[int, list[str]]], src: ConfigSource,
+                 problems: Problems) -> None:
+    """No two sources share a name, and no source is the calibrated qrels this section makes (their variant reads
+    the model's header when applying a model: not when the model folder is unusable, reported already)."""
+    from autograde.calibrated.workflow import calibrated_qrels_files
+    from autograde.core.errors import AutogradeError
+
+    try:
+        own: Path | None = Path(calibrated_qrels_files(config.results_dir, cfg)["qrels"]).resolve()
+    except AutogradeError:
+        own = None
+    for i, path in enumerate(cfg.sources):
+        if own is not None and Path(path).resolve() == own:
+            problems.add(*src.locate(("calibrated_qrels", "sources", i)), f"calibrated_qrels.sources[{i}]: {path!r} "
+                         "is the calibrated qrels this section makes, not an input to it",
+                         "list the graders' outputs the calibrated labels are made from")
+    first: dict[str, int] = {}
+    for i, names in named:
+        for n in names:
+            if n in first and first[n] != i:
+                problems.add(*src.locate(("calibrated_qrels", "sources", i)), f"calibrated_qrels.sources[{i}] "
+                             f"({cfg.sources[i]}) and sources[{first[n]}] ({cfg.sources[first[n]]}) are both named "
+                             f"{n!r} (a qrels source is named by its file name), so their labels would collide",
+                             "keep one of them, or use each grader's grades (results/grades/<grader>.parquet, "
+                             "named by the grader) instead of its qrels variants, or copy a qrels file under a name "
+                             "of its own")
+            first.setdefault(n, i)
 
 
 def _load(folder: str, at: tuple[str, int | None], problems: Problems) -> CalibratedQrelsModel | None:
@@ -76,8 +114,8 @@ def check_calibrated(config: Config, src: ConfigSource, problems: Problems) -> N
         problems.add(*src.locate(("calibrated_qrels", "judgments")), f"calibrated_qrels.judgments: "
                      f"{cfg.judgments!r} does not exist (working directory {os.getcwd()})", "correct the path")
     present: list[SourceData] = []
-    names: list[str] = []
-    known = True  # every source's names are known (a workflow output other than a grades table: not)
+    named: list[tuple[int, list[str]]] = []  # (source index, its names)
+    known = True  # every source's names are known (a workflow output other than a grades table or qrels: not)
     count_threshold = _count_threshold(model, cfg)
     for i, path in enumerate(cfg.sources):
         if Path(path).exists():
@@ -85,9 +123,9 @@ def check_calibrated(config: Config, src: ConfigSource, problems: Problems) -> N
 
             read = read_sources([path], count_threshold, problems, src.locate(("calibrated_qrels", "sources", i)))
             present += read
-            names += [s.name for s in read]
+            named.append((i, [s.name for s in read]))
         elif (planned := _planned_names(config, path)) is not None:
-            names += planned
+            named.append((i, planned))
         elif _inside(path, results):
             known = False
         else:
@@ -95,6 +133,8 @@ def check_calibrated(config: Config, src: ConfigSource, problems: Problems) -> N
                          f"{path!r} does not exist and is no output of this workflow (working directory "
                          f"{os.getcwd()})", "correct the path (a grader's grades: results/grades/<grader>.parquet)")
             known = False
+    names = [n for _, ns in named for n in ns]
+    _check_names(config, cfg, named, src, problems)
     if model is None:
         return
     needed = [e.name for e in model.encodings]

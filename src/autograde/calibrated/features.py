@@ -37,7 +37,7 @@ from autograde.io.trec import read_qrels_with_lines
 from autograde.pipeline.qrels import passage_labels
 
 __all__ = ["RelevanceFeatures", "SourceData", "SourceEncoding", "check_against", "encode", "features_from_sources",
-           "read_sources"]
+           "read_sources", "source_name"]
 
 Encoding = Literal["onehot", "ordinal", "both"]
 
@@ -104,7 +104,9 @@ class RelevanceFeatures:
     mode: Encoding = "onehot"
 
 
-def _source_name(path: str | Path) -> str:
+def source_name(path: str | Path) -> str:
+    """The name of a qrels source: its file name without the extension (``results/qrels/sim/max-3.qrels``:
+    ``max-3``); a grades table's sources are named by their graders."""
     p = Path(path)
     return p.name[: -len(".parquet")] if p.name.endswith(".parquet") else p.stem
 
@@ -168,7 +170,7 @@ def read_sources(sources: Iterable[str], count_threshold: int = 4, problems: Pro
             out += _grades_sources(p, count_threshold, problems)
         else:
             q, lines = read_qrels_with_lines(p, problems)
-            out.append(SourceData(_source_name(p), "qrels", str(p),
+            out.append(SourceData(source_name(p), "qrels", str(p),
                                   {(qid, d): v for qid, docs in q.items() for d, v in docs.items()}, lines=lines))
     if not out and not problems:
         problems.add(*at, "no sources given", "list qrels or grades files")

@@ -5,6 +5,7 @@ Examples::
 
     autograde audit meta --config config/experiments/example.yaml          # results/audit/meta/ from results/
     autograde audit labels --judgments qrels.dl20-passage.txt --labels Thomas.qrel=1 --labels Question.qrel=4
+    autograde audit assessors assessor-a.qrels assessor-b.qrels assessor-c.qrels   # Krippendorff's alpha of all
     autograde audit judges dl19=dl19.yaml dl20=dl20.yaml --out judges.md    # several experiments' results
     autograde audit robustness --config exp.yaml --grader umbrela --perturbation stuffing --perturbation injection
 
@@ -38,14 +39,15 @@ def cmd_meta(args: argparse.Namespace) -> int:
     return 0
 
 
-def _label_source(text: str) -> tuple[str, str, int]:
+def _label_source(text: str) -> tuple[str, int]:
     path, _, t = text.rpartition("=") if "=" in text else (text, "", "1")
     if not t.isdigit() or int(t) < 1:
         raise InvalidValueError(f"--labels {text!r}: the threshold after '=' must be an integer >= 1 (fix: PATH=4)")
-    return Path(path).stem, path, int(t)
+    return path, int(t)
 
 
 def cmd_labels(args: argparse.Namespace) -> int:
+    from autograde.audit.assessors import file_names
     from autograde.audit.stages import label_tables, write_meta
     from autograde.config.audit import META_FILES
     from autograde.core.errors import Problems
@@ -54,9 +56,10 @@ def cmd_labels(args: argparse.Namespace) -> int:
 
     problems = Problems()
     judged = qrels_pairs(read_qrels(args.judgments, problems))
+    given = [_label_source(text) for text in args.labels]
     sources = []
-    for text in args.labels:
-        name, path, t = _label_source(text)
+    # two files of the same name (results/qrels/a/max-4.qrels, results/qrels/b/max-4.qrels) are told apart by folder
+    for name, (path, t) in zip(file_names([p for p, _ in given]), given, strict=True):
         sources.append((name, f"max-{t}", qrels_pairs(read_qrels(path, problems)), t))
     problems.raise_if_any()
     tables = label_tables(sources, judged, args.relevant_level)
@@ -66,6 +69,29 @@ def cmd_labels(args: argparse.Namespace) -> int:
     logger.info("wrote %s", out)
     if not args.quiet:
         print(Path(files["report"]).read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def cmd_assessors(args: argparse.Namespace) -> int:
+    from autograde.audit.assessors import assessor_agreement, assessors_markdown, file_names
+    from autograde.core.errors import Problems
+    from autograde.core.text import atomic_write_text
+    from autograde.io.trec import read_qrels
+    from autograde.reports.agreement import qrels_pairs
+
+    problems = Problems()
+    names = args.name or file_names(args.qrels)
+    if len(names) != len(args.qrels):
+        raise InvalidValueError(f"--name given {len(names)} time(s) for {len(args.qrels)} qrels file(s) (fix: name "
+                                "every file, in order, or none)")
+    judgments = {n: qrels_pairs(read_qrels(p, problems)) for n, p in zip(names, args.qrels, strict=True)}
+    problems.raise_if_any()
+    ag = assessor_agreement(judgments)
+    if args.tsv:
+        table = ag.pairs.assign(alpha_nominal=ag.alpha["nominal"], alpha_ordinal_all=ag.alpha["ordinal"],
+                                alpha_interval=ag.alpha["interval"], units=ag.units)
+        atomic_write_text(args.tsv, table.to_csv(sep="\t", index=False, float_format="%.6g"))
+    write_text_outputs(args.out, assessors_markdown(ag, f"Agreement of {len(names)} assessors"), args.quiet)
     return 0
 
 
@@ -126,6 +152,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Markdown report")
     la.add_argument("--quiet", action="store_true", help="do not print the report")
     la.set_defaults(func=cmd_labels)
+
+    a = add_command(s, "assessors", "agreement among several assessors' qrels of the same pool: Krippendorff's "
+                    "alpha of all of them (nominal, ordinal, interval; missing judgments allowed), each pair's kappa")
+    a.add_argument("qrels", nargs="+", metavar="QRELS", help="one TREC qrels file per assessor (two or more)")
+    a.add_argument("--name", action="append", default=None, help="the assessors' names, in the order of the files "
+                   "(repeat; default: the file names, with their folder where two are the same)")
+    a.add_argument("--out", default=None, help="write the Markdown report here")
+    a.add_argument("--tsv", default=None, help="write the pairs (and the alphas of all) as TSV here")
+    a.add_argument("--quiet", action="store_true", help="do not print the report")
+    a.set_defaults(func=cmd_assessors)
 
     j = add_command(s, "judges", "one judge x collection table from several experiments' results (each "
                     "meta-evaluated against its own human qrels)")

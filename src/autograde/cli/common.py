@@ -32,6 +32,24 @@ EXPERIMENT_HELP = ("experiment config (default: $AUTOGRADE_EXPERIMENT if set, el
                    "config/experiments/example.yaml)")
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0 (a count: ``--measure 64``); anything else is refused with the fix.
+
+    >>> non_negative_int("64")
+    64
+    >>> non_negative_int("-3")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: -3 is not a count: give an integer >= 0 (0: none)
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer: give an integer >= 0 (0: none)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not a count: give an integer >= 0 (0: none)")
+    return value
+
+
 def add_config_option(p: argparse.ArgumentParser, section: str | None = None) -> None:
     """``--config``: the experiment config file, the ONE meaning of the option in every command.
 

@@ -18,7 +18,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograde.cli.common import add_config_option, add_threads_option, experiment_file, load_experiment
+from autograde.cli.common import (
+    add_config_option,
+    add_threads_option,
+    experiment_file,
+    load_experiment,
+    non_negative_int,
+)
 
 __all__ = ["register"]
 
@@ -43,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "holds, the prompts to compute and their input and output tokens per shard; --measure N also times N "
         "prompts on this node and extrapolates the time per shard and in total, and the cost where prices are set.")
     add_config_option(p)
-    p.add_argument("--measure", type=int, default=0, metavar="N",
+    p.add_argument("--measure", type=non_negative_int, default=0, metavar="N",
                    help="time N prompts per grader on this node (loads each model; nothing is cached) and "
                    "extrapolate (default: %(default)s, no timing)")
     p.add_argument("--grader", action="append", help="plan only this grader (repeatable; default: all)")

@@ -102,6 +102,14 @@ def check_grader_prompts(config: Config, src: ConfigSource, problems: Problems) 
         if g.scoring == "logits" and not prompt.scorable_by_logits:
             problems.add(*src.locate(("graders", i, "scoring")), f"graders[{i}] ({g.name}): {prompt.config_name} "
                          "is an extraction prompt", "set scoring: generate")
+        if g.scoring == "logits" and prompt.answer_prefix:
+            cannot = _cannot_continue(g)
+            if cannot:
+                problems.add(*src.locate(("graders", i, "scoring")), f"graders[{i}] ({g.name}): logits scoring of "
+                             f"{prompt.config_name} reads the label after {prompt.answer_prefix.strip()!r} appended "
+                             f"to the prompt, which {cannot} cannot continue (the grade job would refuse it)",
+                             "set scoring: generate (the answer's final score is parsed), or grade with a model that "
+                             "continues the prompt (backend hf with a causal model, or vllm)")
         if g.prompt_order == "passage_first" and prompt.passage_first_template is None:
             problems.add(*src.locate(("graders", i, "prompt_order")), f"graders[{i}] ({g.name}): "
                          f"{prompt.config_name} has no passage_first variant", "use prompt_order: question_first")
@@ -113,6 +121,43 @@ def check_grader_prompts(config: Config, src: ConfigSource, problems: Problems) 
         if not wants and prompt.item_kind == "query":
             problems.add(*at, f"graders[{i}] ({g.name}): {prompt.config_name} is a direct prompt "
                          "(graded against the query)", "set bank: direct")
+
+
+def _cannot_continue(g: GraderConfig) -> str | None:
+    """What cannot continue text appended to ``g``'s prompt (a chat API, a seq2seq model), or None: the backend's
+    capability (:attr:`autograde.grading.registry.Backend.continues_prompt`) and, where it depends on the model,
+    the model's ``config.json`` when it is on disk (a local folder, or the Hugging Face cache)."""
+    capability = backend(g.backend).continues_prompt
+    if capability is False:
+        return f"backend {g.backend} (a chat API that answers in a new turn)"
+    if capability is None and _is_encoder_decoder(g):
+        return f"the seq2seq model {g.model} (its decoder starts from its start token, not from the prompt)"
+    return None
+
+
+def _is_encoder_decoder(spec: GraderConfig) -> bool:
+    """Whether the model's ``config.json`` (a local folder's, or in the Hugging Face cache) says encoder-decoder;
+    False where it cannot be read here (a GGUF file, a model not downloaded: the grade job checks it)."""
+    import json
+
+    model = spec.model or ""
+    path = Path(model).expanduser()
+    found: str | None = None
+    if path.is_dir():
+        found = str(path / "config.json") if (path / "config.json").is_file() else None
+    elif is_hub_id(model):
+        try:
+            from huggingface_hub import try_to_load_from_cache
+        except ImportError:
+            return False
+        hit = try_to_load_from_cache(model, "config.json", revision=spec.options.get("revision"))
+        found = hit if isinstance(hit, str) else None
+    if found is None:
+        return False
+    try:
+        return bool(json.loads(Path(found).read_text(encoding="utf-8")).get("is_encoder_decoder", False))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def check_thresholds(config: Config, src: ConfigSource, problems: Problems) -> None:
@@ -160,12 +205,15 @@ def configured_files(config: Config) -> list[tuple[tuple[Any, ...], str]]:
 def check_files_exist(config: Config, src: ConfigSource, problems: Problems) -> set[str]:
     """Every input file the config names exists: a missing one is named with the config key and its line.
     Returns the missing paths (their readers' own "not found" is then left out)."""
+    from autograde.core.layout import made_by
+
     missing: set[str] = set()
     for key, path in configured_files(config):
         if not Path(path).exists():
             name = ".".join(str(k) if not isinstance(k, int) else f"[{k}]" for k in key).replace(".[", "[")
             problems.add(*src.locate(key), f"{name}: {path!r} does not exist (working directory {os.getcwd()})",
-                         "correct the path in the config (a relative path starts at the working directory)")
+                         made_by(path) or "correct the path in the config (a relative path starts at the working "
+                         "directory)")
             missing.add(path)
     return missing
 
@@ -173,11 +221,14 @@ def check_files_exist(config: Config, src: ConfigSource, problems: Problems) -> 
 def check_globs(config: Config, src: ConfigSource, problems: Problems) -> None:
     """A glob in data.runs / data.answers / data.corpus that matches no file is an error (a typo would drop
     systems or passages)."""
+    from autograde.core.layout import made_by
+
     for key in ("runs", "answers", "corpus"):
         for j, pat in enumerate(getattr(config.data, key)):
             if is_glob(pat) and not expand_globs([pat]):
                 problems.add(*src.locate(("data", key, j)), f"data.{key}: the pattern {pat!r} matches no file "
-                             f"(working directory {os.getcwd()})", "fix the pattern or the working directory")
+                             f"(working directory {os.getcwd()})",
+                             made_by(pat.split("*", 1)[0]) or "fix the pattern or the working directory")
 
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")

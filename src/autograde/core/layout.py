@@ -34,6 +34,33 @@ CALIBRATED = "calibrated"
 """The pseudo-grader of the calibrated relevance labels."""
 
 
+REFERENCE_DATA = "../shared/data"
+"""The reference data folder the shipped configs read (``make data`` fills it; the manifest of
+:mod:`autograde.refdata` names the same folder, a test keeps them equal)."""
+MADE_BY: tuple[tuple[str, str], ...] = (
+    (REFERENCE_DATA, "it is reference data: run `make data` (autograde data fetch; docs/data.md says where each file "
+                     "comes from)"),
+    ("work/dl20-synth", "it is the DL20-size synthetic experiment's data: run `make dl20-synth` (after `make data`)"),
+)
+"""(folder, how its files are made) of the folders whose files a command makes, not the user."""
+
+
+def made_by(path: str | Path) -> str | None:
+    """How a missing input file is made when it lies in one of the :data:`MADE_BY` folders (else None): the fix
+    of a missing file that the user is not meant to write.
+
+    >>> made_by("../shared/data/dl20/dl20-queries.json").startswith("it is reference data: run `make data`")
+    True
+    >>> made_by("data/my-runs/x.run") is None
+    True
+    """
+    p = Path(path).expanduser().resolve()
+    for folder, how in MADE_BY:
+        if p.is_relative_to(Path(folder).resolve()):
+            return how
+    return None
+
+
 class UnknownVariantError(AutogradeError, ValueError):
     """A qrels variant name that is not ``<mode>-<threshold>``."""
 

@@ -24,11 +24,19 @@ KappaWeights = Literal["linear", "quadratic"] | None
 
 
 def confusion_matrix(a: Sequence[int], b: Sequence[int], labels: Sequence[int] | None = None) -> tuple[np.ndarray, list[int]]:
-    """Counts ``m[i, j]`` of items labelled ``labels[i]`` by ``a`` and ``labels[j]`` by ``b`` (labels sorted)."""
+    """Counts ``m[i, j]`` of items labelled ``labels[i]`` by ``a`` and ``labels[j]`` by ``b`` (labels sorted); a
+    label that ``labels`` does not list is an :class:`~autograde.core.errors.InvalidValueError` naming it."""
     if len(a) != len(b):
         raise ValueError(f"label sequences differ in length: {len(a)} vs {len(b)}")
     lab = sorted(set(a) | set(b)) if labels is None else list(labels)
     index = {v: i for i, v in enumerate(lab)}
+    for which, seq in (("first", a), ("second", b)):
+        outside = sorted({v for v in seq if v not in index}, key=str)
+        if outside:
+            shown = ", ".join(map(str, outside[:5])) + (" ..." if len(outside) > 5 else "")
+            raise InvalidValueError(f"label{'s' if len(outside) > 1 else ''} {shown} ({which} labelling) "
+                                    f"{'are' if len(outside) > 1 else 'is'} not one of the labels {lab} (fix: give "
+                                    f"every label the sequences use, or map {shown} to one of them first)")
     m = np.zeros((len(lab), len(lab)), dtype=np.int64)
     for x, y in zip(a, b, strict=True):
         m[index[x], index[y]] += 1
@@ -41,7 +49,8 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: KappaWeights = None
 
     Same definition as ``sklearn.metrics.cohen_kappa_score``: disagreement weights ``|i - j|`` (linear) or
     ``(i - j)^2`` (quadratic) over the positions of the sorted label set. Returns NaN when agreement by chance
-    is total (one label only on both sides), as sklearn does.
+    is total (one label only on both sides), as sklearn does. With ``labels``, a label outside them is an
+    :class:`~autograde.core.errors.InvalidValueError` (:func:`confusion_matrix`).
     """
     m, lab = confusion_matrix(a, b, labels)
     n = m.sum()
@@ -64,13 +73,52 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], weights: KappaWeights = None
     return float(1.0 - (w * m).sum() / denom)
 
 
+RANK_PRECISION = 12
+"""Significant digits of scores compared for ranks: means equal in exact arithmetic but summed in another topic order
+differ in the last bit; at 12 digits they tie (a mean of trec_eval values has far fewer meaningful digits)."""
+
+
+def round_scores(values: Sequence[float] | np.ndarray, precision: int = RANK_PRECISION) -> np.ndarray:
+    """``values`` rounded to ``precision`` significant digits (NaN, infinities and zeros kept): what every rank and
+    rank statistic of the tool compares, so that summation order never decides a tie.
+
+    >>> a, b = sum([0.1, 0.2, 0.3]), sum([0.3, 0.2, 0.1])
+    >>> a == b, bool(round_scores([a])[0] == round_scores([b])[0])
+    (False, True)
+    """
+    x = np.asarray(values, dtype=float)
+    out = x.copy()
+    finite = np.isfinite(x) & (x != 0)
+    if not finite.any():
+        return out
+    v = x[finite]
+    d = np.clip(precision - 1 - np.floor(np.log10(np.abs(v))), -300, 300)  # decimals kept (10**d stays finite)
+    p = 10.0 ** np.abs(d)  # dividing by an exact power of ten gives the float nearest the rounded decimal
+    with np.errstate(over="ignore", invalid="ignore"):
+        out[finite] = np.where(d >= 0, np.round(v * p) / p, np.round(v / p) * p)
+    return out
+
+
+def rank_scores(values: Sequence[float] | np.ndarray, precision: int = RANK_PRECISION) -> np.ndarray:
+    """Ranks of scores, 1 for the highest, ties sharing their average rank (``rankdata(-score, "average")``), on the
+    scores rounded to ``precision`` significant digits (:func:`round_scores`): the one way the tool ranks systems.
+    Along the last axis (a row holding NaN is all NaN).
+
+    >>> rank_scores([0.7, sum([0.1, 0.2, 0.3]), sum([0.3, 0.2, 0.1])]).tolist()  # equal in exact arithmetic: a tie
+    [1.0, 2.5, 2.5]
+    """
+    return average_ranks(-round_scores(values, precision))
+
+
 def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, k=1)
 
 
 def kendall_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Kendall's tau-b of each row of ``scores`` (B x n) against ``truth`` (n, or B x n: one truth per row;
-    higher = better)."""
+    higher = better), both compared at :data:`RANK_PRECISION` (:func:`round_scores`); NaN where a row or the
+    truth is constant."""
+    scores, truth = round_scores(scores), round_scores(truth)
     i, j = _pairs(scores.shape[1])
     sx = np.sign(scores[:, i] - scores[:, j])
     sy = np.sign(truth[..., i] - truth[..., j])
@@ -109,9 +157,10 @@ def average_ranks(values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def spearman_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth`` (n, or B x n)."""
-    rx = average_ranks(scores)
-    ry = average_ranks(truth)
+    """Spearman's rho (Pearson of average ranks) of each row of ``scores`` against ``truth`` (n, or B x n), both
+    ranked at :data:`RANK_PRECISION`; NaN where a row or the truth is constant."""
+    rx = average_ranks(round_scores(scores))
+    ry = average_ranks(round_scores(truth))
     rx = rx - rx.mean(axis=1, keepdims=True)
     ry = ry - ry.mean(axis=-1, keepdims=True)
     den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=-1))
@@ -121,18 +170,26 @@ def spearman_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 def tau_ap_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """tau-ap of each row of ``scores`` (the ranking under test, higher = better) against ``truth``
-    (n, or B x n; higher = better); ties in a row are broken by column order, ties in ``truth`` are never
-    "better"."""
+    (n, or B x n; higher = better), both compared at :data:`RANK_PRECISION`; ties in a row are broken by column
+    order, ties in ``truth`` are never "better". Undefined (NaN) wherever Kendall's tau is: a constant row or a
+    constant truth (a constant truth would give -1, a constant row a value set by the column order alone).
+
+    >>> tau_ap_matrix(np.array([[3.0, 2.0, 1.0], [1.0, 1.0, 1.0]]), np.array([3.0, 2.0, 1.0])).tolist()
+    [1.0, nan]
+    """
+    scores, truth = round_scores(scores), round_scores(truth)
     b, n = scores.shape
     if n < 2:
         return np.full(b, np.nan)
+    full = np.broadcast_to(truth, scores.shape)
+    constant = (scores == scores[:, :1]).all(axis=1) | (full == full[:, :1]).all(axis=1)
     tiebreak = np.broadcast_to(np.arange(n), scores.shape)
     order = np.lexsort((tiebreak, -scores), axis=-1)  # best first
     t = np.take_along_axis(np.broadcast_to(truth, scores.shape), order, axis=1)  # truth value at each position
     better = t[:, :, None] > t[:, None, :]  # [b, m, k]: item at m officially better than item at k
     above = np.tril(np.ones((n, n), dtype=bool), k=-1).T  # [m, k]: m < k
     c = (better & above[None]).sum(axis=1)[:, 1:]  # for positions k = 1..n-1
-    return 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0
+    return np.where(constant, np.nan, 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0)
 
 
 def kendall_top_k_matrix(scores: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
@@ -149,7 +206,8 @@ def kendall_top_k_matrix(scores: np.ndarray, truth: np.ndarray, k: int) -> np.nd
     keep = min(k, n)
     if keep < 3:
         return np.full(b, np.nan)
-    full = np.broadcast_to(truth, scores.shape)
+    scores = round_scores(scores)
+    full = np.broadcast_to(round_scores(truth), scores.shape)
     tiebreak = np.broadcast_to(np.arange(n), scores.shape)
     top = np.lexsort((tiebreak, -full), axis=-1)[:, :keep]
     return kendall_matrix(np.take_along_axis(scores, top, axis=1), np.take_along_axis(full, top, axis=1))
@@ -159,25 +217,45 @@ AlphaLevel = Literal["nominal", "ordinal", "interval"]
 
 
 def krippendorff_alpha(a: Sequence[int], b: Sequence[int], level: AlphaLevel = "ordinal") -> float:
-    """Krippendorff's alpha of two coders who both labelled every unit (``a[i]``, ``b[i]``), over the values
-    they used (the ``krippendorff`` package's default value domain; a test checks the two agree to 1e-12).
-
-    From the coincidence matrix ``o`` (each unit adds its pair both ways), the value counts ``n_c`` and
-    ``n = sum n_c``: alpha = 1 - (n - 1) * sum(o * d) / sum((n_c n_k - [c = k] n_c) * d), with the distance
-    ``d`` of the level: nominal ``[c != k]``, interval ``(c - k)^2``, ordinal
-    ``(sum of n_g for g from c to k - (n_c + n_k) / 2)^2``. NaN where the coders used one value only.
+    """Krippendorff's alpha of two coders who both labelled every unit (``a[i]``, ``b[i]``):
+    :func:`krippendorff_alpha_data` of the two rows.
 
     >>> round(krippendorff_alpha([0, 1, 2, 3, 1], [0, 1, 3, 3, 0], "ordinal"), 4)
     0.8471
     """
-    m, lab = confusion_matrix(a, b)
-    o = (m + m.T).astype(float)
-    n_c = o.sum(axis=1)
-    n = float(n_c.sum())
-    if len(lab) < 2 or n < 2:
+    if len(a) != len(b):
+        raise InvalidValueError(f"label sequences differ in length: {len(a)} vs {len(b)}")
+    return krippendorff_alpha_data(np.vstack([np.asarray(a, dtype=float), np.asarray(b, dtype=float)]), level)
+
+
+def krippendorff_alpha_data(data: Sequence[Sequence[float]] | np.ndarray, level: AlphaLevel = "ordinal") -> float:
+    """Krippendorff's alpha of any number of coders (rows of ``data``) over units (columns), NaN where a coder did
+    not label a unit: the ``krippendorff`` package's ``alpha(reliability_data=data, level_of_measurement=level)``
+    with its default value domain, the values used (a test checks the two agree to 1e-12). Each unit with ``m >= 2`` values adds every ordered pair of its values, weighted ``1 / (m - 1)``, to the
+    coincidence matrix ``o``; a unit with one value adds nothing. With the value counts ``n_c`` (the sums of
+    ``o``) and ``n = sum n_c``: alpha = 1 - sum(o * d) / sum(e * d), e = (n_c n_k - [c = k] n_c) / (n - 1), with
+    the distance ``d`` of the level: nominal ``[c != k]``, interval ``(c - k)^2``, ordinal
+    ``(sum of n_g for g from c to k - (n_c + n_k) / 2)^2``. NaN where fewer than two values are paired.
+
+    >>> round(krippendorff_alpha_data([[1, 2, 3, 3, np.nan], [1, 2, 3, 2, 1], [np.nan, 2, 3, 3, 1]], "nominal"), 4)
+    0.7857
+    """
+    x = np.asarray(data, dtype=float)
+    if x.ndim != 2:
+        raise InvalidValueError(f"reliability data must be coders x units, got shape {x.shape}")
+    values = np.unique(x[~np.isnan(x)])
+    if len(values) < 2:
         return float("nan")
-    idx = np.arange(len(lab))
-    values = np.asarray(lab, dtype=float)
+    counts = np.stack([(x == v).sum(axis=0) for v in values], axis=1).astype(float)  # units x values
+    counts = counts[counts.sum(axis=1) >= 2]  # a unit with one value pairs nothing
+    m = counts.sum(axis=1)
+    if not len(m):
+        return float("nan")
+    w = counts / (m - 1.0)[:, None]
+    o = w.T @ counts - np.diag(w.sum(axis=0))
+    n_c = o.sum(axis=0)
+    n = float(n_c.sum())
+    idx = np.arange(len(values))
     if level == "nominal":
         d = (idx[:, None] != idx[None, :]).astype(float)
     elif level == "interval":
@@ -240,11 +318,6 @@ def format_p(p: float) -> str:
     return "" if p != p else f"{float(p):.4g}"
 
 
-def ranks_desc(scores: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Ranks with 1 for the highest score, ties sharing their average rank (``rankdata(-score, "average")``)."""
-    return average_ranks(-np.asarray(scores, dtype=float))
-
-
 CorrelationKind = Literal["pearson", "spearman", "kendall"]
 CONSTANT_TOLERANCE = 1e-12
 """A sequence whose values differ by at most this (relative to their size) is constant: its correlation is NaN."""
@@ -272,7 +345,7 @@ def correlation(kind: CorrelationKind, a: Sequence[float] | np.ndarray, b: Seque
     if kind == "kendall":
         return float(kendall_matrix(x[None, :], y)[0])
     if kind == "spearman":
-        x, y = average_ranks(x), average_ranks(y)
+        x, y = average_ranks(round_scores(x)), average_ranks(round_scores(y))
     return _pearson(x, y)
 
 

@@ -62,6 +62,10 @@ class Backend:
     """Python modules its module imports when it grades (``autograde doctor`` checks them)."""
     grade_range: tuple[int, int] | None = None
     """The grades of a backend that sends no prompt (a language model's come from its prompt's labels)."""
+    continues_prompt: bool | None = True
+    """Whether the model continues text appended to the prompt, so that logits scoring can read the label after a
+    prompt's ``answer_prefix`` (UMBRELA's ``##final score:``): False for a chat API, which answers in a new turn;
+    None where it depends on the model (a causal model does, a seq2seq model does not)."""
 
     @property
     def conda_env(self) -> str:
@@ -85,13 +89,14 @@ _REGISTRY: tuple[Backend, ...] = (
                          "prompt_order": "the embedded grader sends no prompt"}),
     Backend("hf", "autograde.grading.hf", language_model=True, local_model=True, gpu=True, environment="main",
             install_hint="pip install -e .  (needs torch, transformers, accelerate, gguf)", cpu_job=(8000, 240),
-            packages=("torch", "transformers", "accelerate")),
+            packages=("torch", "transformers", "accelerate"), continues_prompt=None),
     Backend("vllm", "autograde.grading.vllm_backend", language_model=True, local_model=True, gpu=True,
             environment="vllm", cpu_job=(8000, 240), packages=("vllm",),
             install_hint="use the vLLM environment: make vllm-env (CPU) or conda env create -f envs/vllm.yaml "
                          "(GPU clusters)"),
     Backend("openai", "autograde.grading.openai_backend", language_model=True, local_model=False, gpu=False,
-            environment="main", install_hint="pip install openai", cpu_job=(2000, 240), packages=("openai",)),
+            environment="main", install_hint="pip install openai", cpu_job=(2000, 240), packages=("openai",),
+            continues_prompt=False),
 )
 BACKENDS: dict[str, Backend] = {b.name: b for b in _REGISTRY}
 """backend name (the ``backend:`` value in config) -> :class:`Backend`."""

@@ -36,7 +36,7 @@ from autograde.core.stats import (
     kendall_matrix,
     kendall_top_k_matrix,
     percentile_interval,
-    ranks_desc,
+    rank_scores,
     spearman_matrix,
     tau_ap_matrix,
 )
@@ -140,7 +140,7 @@ def leaderboard_agreement(per_query: pd.DataFrame, reference: pd.DataFrame | Map
         return RankAgreement(len(keep_s), len(keep_q), dict(nan), dict(nan), dict(nan), scores, queries=keep_q)
     if theirs is None:
         assert not isinstance(reference, pd.DataFrame)
-        truth: np.ndarray = -ranks_desc([-float(reference[s]) for s in keep_s])  # rank 1 is best; higher = better
+        truth: np.ndarray = -rank_scores([-float(reference[s]) for s in keep_s])  # rank 1 is best; higher = better
         truth_full = truth
     else:
         truth_full = system_means(theirs, np.ones((1, len(keep_q))), missing_queries)[0]

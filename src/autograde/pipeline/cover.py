@@ -33,7 +33,7 @@ import pandas as pd
 
 from autograde.core.errors import InvalidValueError
 from autograde.core.layout import MissingQueries
-from autograde.core.stats import ranks_desc
+from autograde.core.stats import rank_scores
 from autograde.io.trec import trec_ranked
 
 if TYPE_CHECKING:
@@ -119,6 +119,6 @@ def cover_leaderboard(per_query: pd.DataFrame, measure: Literal["cover", "ncover
     """Mean over queries with standard error, best first: rank, run, score, stderr, n_queries."""
     rows = [(run, *_mean_stderr(g[measure])) for run, g in per_query.groupby("run", sort=True)]
     lb = pd.DataFrame(rows, columns=["run", "score", "stderr", "n_queries"])
-    lb["rank"] = ranks_desc(lb["score"].fillna(-1).to_numpy())
+    lb["rank"] = rank_scores(lb["score"].fillna(-1).to_numpy())
     lb = lb.sort_values(["rank", "run"], kind="mergesort")
     return lb[["rank", "run", "score", "stderr", "n_queries"]].reset_index(drop=True)

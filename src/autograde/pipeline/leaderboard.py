@@ -1,7 +1,9 @@
 """Leaderboards (trec_eval measures per system) and their rank correlation with an official leaderboard.
 
-Predicted ranks are ``rankdata(-score, method="average")``; official ranks come from ``{run: rank}``
-(ties as average ranks); Spearman and Kendall tau-b from scipy, over the systems in both.
+Predicted ranks are ``rankdata(-score, method="average")`` on scores rounded to
+:data:`~autograde.core.stats.RANK_PRECISION` significant digits (:func:`~autograde.core.stats.rank_scores`: the order
+in which topics were summed never decides a tie); official ranks come from ``{run: rank}`` (ties as average ranks);
+Spearman and Kendall tau-b as scipy computes them, over the systems in both.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from autograde.core.errors import UnknownNameError
-from autograde.core.stats import ranks_desc
+from autograde.core.stats import rank_scores
 from autograde.io.trec import Qrels, RunDict
 from autograde.metrics.trec import evaluate_run, mean_over_queries, query_sort_key
 
@@ -133,7 +135,7 @@ def leaderboard(evaluation: pd.DataFrame, measure: str) -> pd.DataFrame:
     nq = evaluation[(evaluation["query_id"] != "all") & (evaluation["measure"] == measure)].groupby("run").size()
     lb = allrows[["run", "value"]].rename(columns={"value": "score"}).copy()
     lb["n_queries"] = lb["run"].map(nq).fillna(0).astype(int)
-    lb["rank"] = ranks_desc(lb["score"].to_numpy())
+    lb["rank"] = rank_scores(lb["score"].to_numpy())
     lb = lb.sort_values(["rank", "run"], kind="mergesort")
     return lb[["rank", "run", "score", "n_queries"]].reset_index(drop=True)
 
@@ -152,7 +154,7 @@ def rank_correlation(lb: pd.DataFrame, official: dict[str, float]) -> dict[str, 
         return {"n_systems": len(common), "spearman": float("nan"), "kendall": float("nan")}
     sub = lb.set_index("run").loc[common]
     ours = sub["score"].to_numpy(dtype=float)[None, :]
-    truth = -ranks_desc([-official[r] for r in common])  # official rank 1 is best; higher = better
+    truth = -rank_scores([-official[r] for r in common])  # official rank 1 is best; higher = better
     return {"n_systems": len(common), "spearman": float(spearman_matrix(ours, truth)[0]),
             "kendall": float(np.asarray(kendall_matrix(ours, truth))[0])}
 

@@ -75,8 +75,6 @@ class TimedSample:
     input_tokens: int
     output_tokens: int
     startup_seconds: float | None = None
-    failed: int = 0
-    """Timed prompts that got no answer (an endpoint that is down): they make no rate."""
 
     @property
     def tokens_per_s(self) -> float:
@@ -136,27 +134,32 @@ def _warm_up_request() -> GradeRequest:
 
 def measure_grader(grader: Grader, requests: list[GradeRequest], batch_size: int) -> TimedSample:
     """Grade ``requests`` once, timed, after a warm-up call on a made-up pair (it loads a lazily loaded model);
-    nothing is written to the cache. A warm-up that fails (an endpoint that does not answer) is an
-    :class:`~autograde.core.errors.EndpointError`: no time is made of it."""
+    nothing is written to the cache. A request that got no answer (a server that is down, a timeout) is a failure,
+    not a timing: an :class:`~autograde.core.errors.EndpointError` says how many failed and why (the first
+    reason), with the fix. An answer the parser cannot read still took the model's time and counts."""
     from autograde.core.errors import EndpointError
 
+    def failed(results: list[Any], asked: int, what: str) -> None:
+        bad = [r for r in results if r.parse_status == "failed"]
+        if bad:
+            raise EndpointError(f"plan --measure: {len(bad)} of {asked} {what} got no answer from the grader's model "
+                                f"({bad[0].error or 'no reason given'}); a time measured on failures would not be "
+                                "the model's (fix: start the model's server or correct its options.base_url: "
+                                "'autograde doctor' checks the endpoint; or plan without --measure)")
+
     t0 = time.perf_counter()
-    warm = grader.grade_batch([_warm_up_request()])
+    failed(grader.grade_batch([_warm_up_request()]), 1, "warm-up prompt")
     load = time.perf_counter() - t0
-    if warm and all(r.parse_status == "failed" for r in warm):
-        raise EndpointError(f"the warm-up prompt got no answer ({warm[0].error or 'no reply'}): nothing can be "
-                            "timed (fix: start the model's endpoint, or plan without --measure)")
     before = grader.usage()
     t1 = time.perf_counter()
-    failed = 0
+    results: list[Any] = []
     for k in range(0, len(requests), batch_size):
-        results = grader.grade_batch(requests[k: k + batch_size])
-        failed += sum(1 for r in results if r.parse_status == "failed")
+        results += grader.grade_batch(requests[k: k + batch_size])
     seconds = time.perf_counter() - t1
+    failed(results, len(requests), "timed prompts")
     after = grader.usage()
-    return TimedSample(len(requests) - failed, round(seconds, 3), round(load, 3),
-                       after["input_tokens"] - before["input_tokens"], after["output_tokens"] - before["output_tokens"],
-                       failed=failed)
+    return TimedSample(len(requests), round(seconds, 3), round(load, 3), after["input_tokens"] - before["input_tokens"],
+                       after["output_tokens"] - before["output_tokens"])
 
 
 _STARTUP = r"""

@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 POOL_COLUMNS = ["query_id", "passage_id", "text", "judged", "n_systems"]
 
 
+def pool_counts(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(keys, counts) of the pool before its texts are looked up: the (query_id, passage_id) of every passage in
+    some system's top ``pool.depth`` (trec_eval order) and, with ``pool.include_judged``, every judged passage; and
+    per ranked passage the number of systems that rank it that high (``n_systems``). A passage without text is
+    left out of the pool later (or is an error), per ``pool.missing_text``."""
+    top = trec_ranked(rankings)
+    top = top[top["trec_rank"] <= config.pool.depth]
+    counts = top.groupby(["query_id", "passage_id"]).size().rename("n_systems").reset_index()
+    keys = counts[["query_id", "passage_id"]]
+    if config.pool.include_judged and len(judgments):
+        keys = pd.concat([keys, judgments[["query_id", "passage_id"]]]).drop_duplicates()
+    return keys, counts
+
+
 def build_pool(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame,
                answer_passages: pd.DataFrame, download: bool = True) -> pd.DataFrame:
     """The pool; doc ids without text are an error (or skipped, per ``pool.missing_text``).
@@ -29,12 +43,7 @@ def build_pool(config: Config, rankings: pd.DataFrame, judgments: pd.DataFrame,
     refuses to let ir_datasets download a dataset's documents (``autograde validate``).
     """
     depth = config.pool.depth
-    top = trec_ranked(rankings)
-    top = top[top["trec_rank"] <= depth]
-    counts = top.groupby(["query_id", "passage_id"]).size().rename("n_systems").reset_index()
-    keys = counts[["query_id", "passage_id"]]
-    if config.pool.include_judged and len(judgments):
-        keys = pd.concat([keys, judgments[["query_id", "passage_id"]]]).drop_duplicates()
+    keys, counts = pool_counts(config, rankings, judgments)
     judged = set(zip(judgments["query_id"], judgments["passage_id"], strict=True))
     answer_text = {(q, p): t for q, p, t in answer_passages[["query_id", "passage_id", "text"]].itertuples(index=False)}
     need_docs = {p for q, p in keys.itertuples(index=False) if (q, p) not in answer_text}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograde.core.feature import Feature, SiteContext, SiteSection
+from autograde.core.feature import CheckContext, Feature, SiteContext, SiteSection
 from autograde.core.layout import Layout
 from autograde.ppi.workflow import human_sample_targets, judging_output, site_inputs
 
@@ -35,6 +35,19 @@ def _site(ctx: SiteContext) -> SiteSection | None:
                        render_page("section_human_sample.html", **ctx.common, root="", human_sample=links))
 
 
+def _check_inputs(ctx: CheckContext) -> None:
+    from autograde.ppi.checks import check_human_sample
+
+    assert ctx.inputs is not None
+    check_human_sample(ctx.config, ctx.inputs, ctx.src, ctx.problems)  # its files, judgments and design
+
+
+def _input_files(config: Config) -> list[str]:
+    from autograde.ppi.checks import human_sample_files
+
+    return human_sample_files(config)
+
+
 def _outputs(config: Config) -> list[tuple[str, str]]:
     if config.human_sample is None:
         return []
@@ -45,5 +58,6 @@ def _outputs(config: Config) -> list[tuple[str, str]]:
 
 
 FEATURE = Feature("ppi", section="human_sample", rules=("ppi.smk",), cli="autograde.cli.sample", targets=_targets,
-                  site_inputs=site_inputs, site=_site, outputs=_outputs)
+                  site_inputs=site_inputs, site=_site, outputs=_outputs, check_inputs=_check_inputs,
+                  input_files=_input_files)
 """Intervals from human judgments of a sample of the pool (docs/human_sample.md)."""

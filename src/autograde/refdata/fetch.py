@@ -23,12 +23,13 @@ from autograde.core.ids import file_sha256
 from autograde.core.log import logger
 from autograde.refdata.manifest import Manifest, RefFile
 
-__all__ = ["Outcome", "fetch", "verify"]
+__all__ = ["Outcome", "by_hand", "fetch", "verify"]
 
 FileStatus = Literal["present", "downloaded", "derived", "failed", "refused", "missing", "differs", "no source",
                  "not pinned"]
-NOT_OK: frozenset[str] = frozenset({"failed", "refused", "differs"})
-"""Statuses that make ``fetch`` / ``verify`` exit with status 1."""
+NOT_OK: frozenset[str] = frozenset({"failed", "refused", "differs", "missing"})
+"""Statuses that make ``fetch`` / ``verify`` exit with status 1 (``missing``: ``verify`` found no file; ``fetch``
+says ``no source`` instead for a file it cannot download)."""
 _CHUNK = 1 << 20
 USER_AGENT = "autograde-data-fetch"
 
@@ -50,10 +51,27 @@ def _matches(path: Path, f: RefFile) -> bool:
     return f.sha256 is not None and path.stat().st_size == f.size and file_sha256(str(path)) == f.sha256
 
 
-def _where_from(f: RefFile) -> str:
+def _where_from(f: RefFile, target: Path) -> str:
     if f.lines_of is not None:
         return f"derived from {f.lines_of.file}"
-    return f"download {f.url} by hand" if f.url else f"no public file: {f.source}"
+    return f"`make data` downloads it, or {by_hand(f, f.url, target)}" if f.url else f"no public file: {f.source}"
+
+
+def by_hand(f: RefFile, url: str, target: str | Path) -> str:
+    """How to make the file by hand from ``url``: a download saved as ``target``, or, for a file extracted from a
+    larger one (a dict in a source file), the part to cut out of it.
+
+    >>> from autograde.refdata.manifest import load_manifest
+    >>> f = load_manifest().file("dl20/official_dl20_leaderboard.json")
+    >>> by_hand(f, "https://x/y.py", "dl20/official_dl20_leaderboard.json")  # doctest: +ELLIPSIS
+    "download https://x/y.py and save the text from just after 'official_DL20_Leaderboard:Dict[str,float] = ' through the first '}' on a line of its own as dl20/official_dl20_leaderboard.json (...)"
+    """
+    if f.extract is None:
+        return f"download {url} to {target} by hand"
+    end = f.extract.end.strip("\n") or repr(f.extract.end)
+    ending = f"the first {end!r} on a line of its own" if f.extract.end.startswith("\n") else f"the first {end!r}"
+    return (f"download {url} and save the text from just after {f.extract.start!r} through {ending} as {target} "
+            f"(the file is that part of the download, not the download itself)")
 
 
 def verify(manifest: Manifest, folder: str | Path) -> list[Outcome]:
@@ -63,7 +81,7 @@ def verify(manifest: Manifest, folder: str | Path) -> list[Outcome]:
     for f in manifest.files:
         p = root / f.path
         if not p.is_file():
-            out.append(Outcome(f.path, "missing", f"not in {root} ({_where_from(f)})"))
+            out.append(Outcome(f.path, "missing", f"not in {root} ({_where_from(f, p)})"))
         elif f.sha256 is None:
             out.append(Outcome(f.path, "not pinned", f"present, not checked (the manifest pins no checksum; sha256 "
                                                      f"{file_sha256(str(p))})"))
@@ -232,10 +250,11 @@ class _Fetch:
         if refused:
             fix = "the public file changed: tell the maintainers (the manifest names the file it expected)"
         elif unreachable and not self.mirror:
-            fix = (f"no internet here? Run `make data` on a machine with internet, or download {urls[0]} to "
-                   f"{target} by hand")
+            fix = f"no internet here? Run `make data` on a machine with internet, or {by_hand(f, urls[0], target)}"
+        elif self.mirror:
+            fix = f"download {urls[0]} to {target} by hand"  # a mirror serves the file itself
         else:
-            fix = f"download {urls[0]} to {target} by hand"
+            fix = by_hand(f, urls[0], target)
         return Outcome(f.path, "refused" if refused else "failed",
                        f"not downloaded: {'; '.join(problems)} (fix: {fix})")
 

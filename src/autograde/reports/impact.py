@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from autograde.core.stats import correlation, ranks_desc
+from autograde.core.stats import correlation, rank_scores
 from autograde.io.trec import RunDict
 from autograde.metrics.trec import evaluate_run
 from autograde.pipeline.qrels import QrelsMode, relevance_level, rubric_qrels
@@ -36,7 +36,7 @@ IMPACT_COLUMNS = ["variant", "measure", "query_id", "item_id", "kendall", "max_r
 def _compare(full: pd.Series, reduced: pd.Series) -> tuple[float, float, bool]:
     """Kendall tau-b, max |rank shift| and whether the best system changed."""
     a, b = full.to_numpy(dtype=float), reduced.reindex(full.index).to_numpy(dtype=float)
-    ra, rb = ranks_desc(np.nan_to_num(a, nan=-np.inf)), ranks_desc(np.nan_to_num(b, nan=-np.inf))
+    ra, rb = rank_scores(np.nan_to_num(a, nan=-np.inf)), rank_scores(np.nan_to_num(b, nan=-np.inf))
     tau = correlation("kendall", ra, rb) if len(a) > 1 else float("nan")
     top_a = set(full.index[ra == ra.min()]) if len(a) else set()
     top_b = set(full.index[rb == rb.min()]) if len(a) else set()

@@ -1,12 +1,15 @@
 """The review site's judge cards: one page per grader with its meta-evaluation and robustness audit at a glance.
 
-A card shows the label agreement (kappas, Krippendorff's alpha) and the leaderboard agreement (Kendall, tau-ap,
-Spearman, top-k Kendall with intervals) as tables, and as plots: the label x judgment confusion matrix as a heat
-map, the per-topic kappa and the per-topic Kendall tau as distributions (one dot per topic over a box of the
-10/25/50/75/90% quantiles), and the mean grade shift and the lifted share of each perturbation as bars with their
-intervals. Pages: ``site/judges/index.html`` and ``site/judges/<grader>.html``; the plots are inline SVG (no plotting
-library, identical bytes for identical inputs). Everything is read from ``results/audit/`` (the audit rules' and
-commands' outputs); a grader without audit files gets no card.
+A card shows, section by section, the numbers first and then their plots: the label agreement of every qrels
+variant (kappas, Krippendorff's alpha), then the label x judgment confusion matrix as a heat map (variants with the
+same labels, such as ``max-3`` and ``max-4``, share one matrix: it is drawn once, for all of them) and the per-topic
+kappa as a distribution (one dot per topic over a box of the 10/25/50/75/90% quantiles); the leaderboard agreement
+(Kendall, tau-ap, Spearman, top-k Kendall with intervals; a dash where a statistic is undefined), then the per-topic
+Kendall tau; the robustness audit, then the mean grade shift and the lifted share of each perturbation as bars with
+their intervals. Axes carry round ticks (:func:`axis_ticks`). The overview lists every variant of every judge,
+the best-agreeing one (binary kappa) marked. Pages: ``site/judges/index.html`` and ``site/judges/<grader>.html``;
+the plots are inline SVG (no plotting library, identical bytes for identical inputs). Everything is read from
+``results/audit/`` (the audit rules' and commands' outputs); a grader without audit files gets no card.
 
 >>> svg = bars_svg(["stuffing", "query"], [0.5, 1.5], [0.3, 1.1], [0.7, 1.9], "mean grade shift")
 >>> svg.startswith("<svg") and svg.count("<rect") == 4  # background, frame, two bars
@@ -26,6 +29,7 @@ import pandas as pd
 
 from autograde.core.layout import Layout
 from autograde.reports.nugget_pages import Write
+from autograde.reports.plots import nice_ticks
 from autograde.reports.render import render_page
 
 W, H = 460, 300
@@ -38,6 +42,30 @@ def _svg(body: list[str], title: str, width: int = W, height: int = H) -> str:
             f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
             f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{escape(title)}</text>')
     return head + "".join(body) + "</svg>"
+
+
+def axis_ticks(lo: float, hi: float) -> list[float]:
+    """Round ticks (:func:`autograde.reports.plots.nice_ticks`) extended by a step on either side until they cover
+    [lo, hi]: the ends of a bar chart's axis.
+
+    >>> axis_ticks(-0.38, 1.1)
+    [-0.5, 0.0, 0.5, 1.0, 1.5]
+    >>> axis_ticks(0.0, 0.3)
+    [0.0, 0.1, 0.2, 0.3]
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo < 1e-9:
+        lo, hi = (lo - 1.0, hi + 1.0) if math.isfinite(lo) and math.isfinite(hi) else (0.0, 1.0)
+    ticks = nice_ticks(lo, hi, 4) or [lo]
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else hi - lo
+    while ticks[0] > lo + step * 1e-9:
+        ticks.insert(0, round(ticks[0] - step, 10))
+    while ticks[-1] < hi - step * 1e-9:
+        ticks.append(round(ticks[-1] + step, 10))
+    return [t + 0.0 for t in ticks]
+
+
+def _tick(t: float) -> str:
+    return f"{t:g}"
 
 
 def heatmap_svg(counts: np.ndarray, rows: Sequence[Any], cols: Sequence[Any], title: str, xlabel: str = "judgment",
@@ -82,9 +110,9 @@ def distribution_svg(values: Sequence[float], title: str, lo: float = -1.0, hi: 
         return L + (min(max(v, lo), hi) - lo) / (hi - lo) * pw
 
     body = [f'<line x1="{L}" y1="{mid + 40}" x2="{L + pw}" y2="{mid + 40}" stroke="#888"/>']
-    for t in np.linspace(lo, hi, 5):
+    for t in nice_ticks(lo, hi):
         body.append(f'<line x1="{sx(t):.1f}" y1="{mid + 40}" x2="{sx(t):.1f}" y2="{mid + 44}" stroke="#888"/>'
-                    f'<text x="{sx(t):.1f}" y="{mid + 56}" text-anchor="middle">{t:g}</text>')
+                    f'<text x="{sx(t):.1f}" y="{mid + 56}" text-anchor="middle">{_tick(t)}</text>')
     if keep.any():
         q10, q25, q50, q75, q90 = np.quantile(x[keep], [0.1, 0.25, 0.5, 0.75, 0.9])
         body.append(f'<line x1="{sx(q10):.1f}" y1="{mid}" x2="{sx(q90):.1f}" y2="{mid}" stroke="#1f6fb2"/>'
@@ -107,11 +135,8 @@ def bars_svg(names: Sequence[str], values: Sequence[float], lows: Sequence[float
              title: str) -> str:
     """Horizontal bars from 0 with interval whiskers (NaN bars left out)."""
     vals = [v for v in (*values, *lows, *highs, 0.0) if v == v]
-    lo, hi = min(vals), max(vals)
-    if hi - lo < 1e-9:
-        lo, hi = lo - 1, hi + 1
-    pad = (hi - lo) * 0.08
-    lo, hi = lo - pad, hi + pad
+    ticks = axis_ticks(min(vals), max(vals))
+    lo, hi = ticks[0], ticks[-1]
     left, pw = 110, W - 110 - R
     bh = min(28.0, (H - T - B) / max(len(names), 1))
 
@@ -132,8 +157,8 @@ def bars_svg(names: Sequence[str], values: Sequence[float], lows: Sequence[float
         if a == a and b == b:
             body.append(f'<line x1="{sx(a):.1f}" y1="{y + bh / 2:.1f}" x2="{sx(b):.1f}" y2="{y + bh / 2:.1f}" '
                         'stroke="#222" stroke-width="1.5"/>')
-    for t in np.linspace(lo, hi, 5):
-        body.append(f'<text x="{sx(t):.1f}" y="{T + bh * len(names) + 14:.1f}" text-anchor="middle">{t:.2g}</text>')
+    for t in ticks:
+        body.append(f'<text x="{sx(t):.1f}" y="{T + bh * len(names) + 14:.1f}" text-anchor="middle">{_tick(t)}</text>')
     return _svg(body, title, height=int(T + bh * len(names) + B))
 
 
@@ -151,39 +176,69 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [] if df.empty else df.astype(object).where(df.notna(), None).to_dict("records")
 
 
+def _confusion_plots(g: str, variants: Sequence[str], confusion: pd.DataFrame) -> list[dict[str, str]]:
+    """One heat map per distinct label x judgment matrix of ``g``'s variants (variants with the same labels, such as
+    the max-mode variants, which differ only in their threshold, share one), captioned with every variant it is."""
+    shown: dict[bytes, list[str]] = {}
+    tables: dict[bytes, pd.DataFrame] = {}
+    for v in variants:
+        c = confusion[(confusion["grader"] == g) & (confusion["variant"] == v)] if len(confusion) else confusion
+        if not len(c):
+            continue
+        wide = c.pivot_table(index="label", columns="judgment", values="count", aggfunc="sum", fill_value=0)
+        key = repr((list(wide.index), list(wide.columns), wide.to_numpy().tolist())).encode()
+        shown.setdefault(key, []).append(v)
+        tables.setdefault(key, wide)
+    plots = []
+    for key, names in shown.items():
+        wide = tables[key]
+        which = ", ".join(names)
+        plots.append({"caption": f"confusion {which}" + (" (same labels)" if len(names) > 1 else ""),
+                      "svg": heatmap_svg(wide.to_numpy(), list(wide.index), list(wide.columns),
+                                         f"{g} {which}: label x judgment")})
+    return plots
+
+
+def best_variant(labels: pd.DataFrame) -> str | None:
+    """The variant with the highest binary kappa (the first of equals; None without a defined kappa)."""
+    if not len(labels) or "kappa" not in labels:
+        return None
+    k = labels["kappa"].astype(float)
+    return None if k.isna().all() else str(labels.loc[k.idxmax(), "variant"])
+
+
 def _card(g: str, labels: pd.DataFrame, systems: pd.DataFrame, topics: pd.DataFrame, confusion: pd.DataFrame,
           summary: pd.DataFrame, leaderboard: pd.DataFrame) -> dict[str, Any]:
-    plots: list[dict[str, str]] = []
     mine = labels[labels["grader"] == g] if len(labels) else labels
-    for v in (list(mine["variant"]) if len(mine) else [])[:2]:
-        c = confusion[(confusion["grader"] == g) & (confusion["variant"] == v)]
-        if len(c):
-            wide = c.pivot_table(index="label", columns="judgment", values="count", aggfunc="sum", fill_value=0)
-            plots.append({"caption": f"confusion {v}", "svg": heatmap_svg(wide.to_numpy(), list(wide.index),
-                                                                         list(wide.columns), f"{g} {v}: label x judgment")})
+    variants = list(mine["variant"]) if len(mine) else []
+    label_plots = _confusion_plots(g, variants, confusion)
+    for v in variants:
         t = topics[(topics["grader"] == g) & (topics["variant"] == v) & (topics["measure"] == "-")]
         if len(t):
-            plots.append({"caption": f"per-topic κ {v}", "svg": distribution_svg(
+            label_plots.append({"caption": f"per-topic κ {v}", "svg": distribution_svg(
                 t["kappa"].astype(float).tolist(), f"{g} {v}: binary κ per topic", labels=list(t["query_id"]))})
+    system_plots: list[dict[str, str]] = []
     mys = systems[systems["grader"] == g] if len(systems) else systems
     if len(mys):
         first = mys.iloc[0]
         t = topics[(topics["grader"] == g) & (topics["variant"] == first["variant"])
                    & (topics["measure"] == first["measure"])]
         if len(t):
-            plots.append({"caption": "per-topic τ", "svg": distribution_svg(
+            system_plots.append({"caption": "per-topic τ", "svg": distribution_svg(
                 t["tau"].astype(float).tolist(), f"{g} {first['variant']} {first['measure']}: Kendall τ per topic",
                 labels=list(t["query_id"]))})
+    robustness_plots: list[dict[str, str]] = []
     if len(summary):
         names = list(summary["perturbation"])
-        plots.append({"caption": "mean grade shift", "svg": bars_svg(
+        robustness_plots.append({"caption": "mean grade shift", "svg": bars_svg(
             names, summary["mean_shift"].astype(float).tolist(), summary["mean_shift_low"].astype(float).tolist(),
             summary["mean_shift_high"].astype(float).tolist(), f"{g}: mean grade shift per perturbation")})
-        plots.append({"caption": "lifted share", "svg": bars_svg(
+        robustness_plots.append({"caption": "lifted share", "svg": bars_svg(
             names, summary["lifted_share"].astype(float).tolist(), summary["lifted_share_low"].astype(float).tolist(),
             summary["lifted_share_high"].astype(float).tolist(), f"{g}: non-relevant lifted to relevant")})
     return {"name": g, "href": f"{g}.html", "labels": _records(mine), "systems": _records(mys),
-            "summary": _records(summary), "leaderboard": _records(leaderboard), "plots": plots,
+            "summary": _records(summary), "leaderboard": _records(leaderboard), "best": best_variant(mine),
+            "label_plots": label_plots, "system_plots": system_plots, "robustness_plots": robustness_plots,
             "top_k": sorted({c.split("@")[1] for c in systems.columns if c.startswith("kendall@")
                              and not c.endswith(("_low", "_high"))}, key=int) if len(systems) else []}
 

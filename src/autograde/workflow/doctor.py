@@ -271,22 +271,29 @@ def check_endpoint(grader: str, base_url: str, api_key_env: str = "OPENAI_API_KE
 
 
 def check_writable(config: Config) -> list[Check]:
-    """The grade cache and the results folder can be created and written."""
+    """The grade cache and the results folder can be written, or created where they are not there yet. Nothing is
+    created: a folder that does not exist is checked by writing a temporary file into the nearest folder above it
+    that does (the run creates the rest); a check leaves no trace."""
     out = []
     for what, folder, fix in (
         ("cache dir", Path(CacheLayout.of(config.grading.cache_dir).folder("grades")), "set grading.cache_dir to a writable folder "
          "(on a cluster: on the shared filesystem, so every job sees the same cache)"),
         ("results dir", Path(config.results_dir), "set results_dir to a writable folder"),
     ):
-        existed = folder.exists()
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-", delete=True) as fh:
+            if not existing.is_dir():
+                raise NotADirectoryError(f"{existing} is a file, not a folder")
+            with tempfile.NamedTemporaryFile(dir=existing, prefix=".doctor-", delete=True) as fh:
                 fh.write(b"ok")
                 fh.flush()
-            out.append(Check(what, "ok", f"{folder} is writable" + ("" if existed else " (created)")))
+            out.append(Check(what, "ok", f"{folder} is writable" if existing == folder else
+                             f"{folder} does not exist yet; the run creates it ({existing} is writable)"))
         except OSError as exc:
-            out.append(Check(what, "fail", f"{folder} is not writable: {exc.strerror or exc}", fix))
+            where = folder if existing == folder else existing
+            out.append(Check(what, "fail", f"{folder} cannot be written: {where}: {exc.strerror or exc}", fix))
     return out
 
 

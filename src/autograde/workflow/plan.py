@@ -71,9 +71,8 @@ def format_plan(plans: list[GraderPlan], source: str) -> str:
             m = p.measurement
             start = (f"a job's start-up {m.startup_seconds:.1f} s (a fresh process: imports, config, model)"
                      if m.startup_seconds is not None else f"a {m.load_seconds:.1f} s model load")
-            failed = f"; {m.failed} timed prompt(s) got no answer and are not counted" if m.failed else ""
             lines.append(f"- {p.name}: measured here: {m.prompts} prompt(s) in {m.seconds:.2f} s "
-                         f"({m.tokens_per_s:,.0f} tokens/s), {start}{failed}; per job: " +
+                         f"({m.tokens_per_s:,.0f} tokens/s), {start}; per job: " +
                          ", ".join(f"{s.shard} {s.to_compute:,} prompts {_duration(s.seconds)}" for s in p.shards))
         elif p.shards:
             lines.append(f"- {p.name}: per shard: " + ", ".join(f"{s.shard} {s.to_compute:,} prompts"
