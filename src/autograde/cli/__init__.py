@@ -22,6 +22,7 @@ import argparse
 from autograde import __version__
 from autograde.cli import (
     audit,
+    autojudge,
     banks,
     data,
     doctor,
@@ -40,7 +41,7 @@ from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 
 GROUPS = (stages, interchange, prompts, doctor, plan, metrics, reports, banks, rubric, reproduce, nuggets, audit, sample,
-          data)
+          data, autojudge)
 """The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]

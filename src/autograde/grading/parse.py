@@ -364,6 +364,39 @@ UMBRELA_PATTERNS: tuple[str, ...] = (
 16cba3eb), tried in order on the lower-cased answer, the last match of the first pattern that matches wins; no match
 is grade 0. ``legacy_parse`` uses them as they are."""
 
+UMBRELA_PYPI_PATTERNS: tuple[str, ...] = (
+    r'"o": (0|1|2|3)', r'"overall_score": (0|1|2|3)', r'"overall": (0|1|2|3)', r'"overall score": (0|1|2|3)',
+    r'"final score": (0|1|2|3)', r'"final_score": (0|1|2|3)', r'"score": (0|1|2|3)', r'"o_score": (0|1|2|3)',
+)
+"""The answer patterns of the PyPI package umbrela 0.0.7 (``umbrela/utils/common_utils.py``
+``parse_fewshot_response``): quoted JSON keys only, tried in order on the stripped, lower-cased answer; the FIRST
+match of the first pattern that matches wins; no match is grade 0 (``Final score: 3``, ``O: 2``, ``##final score: 2``
+all get 0 there)."""
+UMBRELA_PARSERS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "repository": (UMBRELA_PATTERNS, True), "pypi-0.0.7": (UMBRELA_PYPI_PATTERNS, False)}
+"""UMBRELA's parsers by name: (patterns, whether the last match of a pattern wins rather than the first)."""
+
+
+def parse_umbrela(text: str, labels: Mapping[str, int], parser: str = "repository") -> Parsed:
+    """An answer parsed exactly as UMBRELA parses it (``parser``: ``repository``, castorini/umbrela at commit
+    16cba3eb, or ``pypi-0.0.7``, the PyPI package), its fallback to grade 0 included (marked ``fallback``: counted,
+    as every fallback).
+
+    >>> labels = {str(i): i for i in range(4)}
+    >>> [parse_umbrela(t, labels, "pypi-0.0.7").grade for t in ('{"O": 2}', "Final score: 3", "O: 2", "##final score: 2")]
+    [2, 0, 0, 0]
+    >>> [parse_umbrela(t, labels).grade for t in ('{"O": 2}', "Final score: 3", "O: 2", "##final score: 2")]
+    [2, 3, 2, 2]
+    """
+    patterns, last = UMBRELA_PARSERS[parser]
+    low = text.strip().lower()
+    for pattern in patterns:
+        found = list(re.finditer(pattern, low, re.IGNORECASE | re.MULTILINE | re.DOTALL))
+        if found:
+            label = found[-1 if last else 0].group(1)
+            return Parsed(labels[label], label=label, reason=f"umbrela {parser} pattern {pattern}")
+    return Parsed(0, label="0", reason=f"umbrela {parser}: no pattern -> 0", fallback=True)
+
 
 def prefix_pattern(prefix: str) -> re.Pattern[str]:
     """The answer form of ``prefix`` with any spacing, case, ``#``, quotes or ``*`` around its words:
@@ -391,13 +424,7 @@ def parse_prefixed(text: str, labels: Mapping[str, int], prefix: str, *, legacy:
     0
     """
     if legacy:
-        low = text.strip().lower()
-        for pattern in UMBRELA_PATTERNS:
-            found = list(re.finditer(pattern, low, re.IGNORECASE | re.MULTILINE | re.DOTALL))
-            if found:
-                label = found[-1].group(1)
-                return Parsed(labels[label], label=label, reason=f"umbrela pattern {pattern}")
-        return Parsed(0, label="0", reason="legacy: no umbrela pattern -> 0", fallback=True)
+        return parse_umbrela(text, labels, "repository")
     stripped = text.strip()
     if not stripped:
         return Parsed.fail("empty response")
@@ -425,8 +452,12 @@ def parse_response(
     legacy: bool = False,
     tolerant: bool = False,
     fuzzy: bool = False,
+    umbrela_parser: str | None = None,
 ) -> Parsed:
-    """Parse a generated response to ``prompt`` by the prompt's kind and answer check."""
+    """Parse a generated response to ``prompt`` by the prompt's kind and answer check (``umbrela_parser``: a prompt
+    with an answer form is parsed by that UMBRELA parser, :func:`parse_umbrela`)."""
+    if umbrela_parser is not None and prompt.answer_prefix:
+        return parse_umbrela(text, prompt.labels, umbrela_parser)
     if prompt.kind == "extraction":
         if prompt.answer_check == "answer_key":
             return parse_answer_key(text, gold_answers)
