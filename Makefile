@@ -89,6 +89,8 @@ $(AUTOJUDGE_BASE_VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/.ins
 	$(AUTOJUDGE_BASE_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(AUTOJUDGE_BASE_VENV)/bin/python -m pip install --quiet torch==2.13.0
 	$(AUTOJUDGE_BASE_VENV)/bin/python -m pip install --quiet -c constraints.txt -e . autojudge-base==1.0.0 autojudge-annotate==0.3.7
+	mkdir -p $(AUTOJUDGE_BASE_VENV)/nltk_data/corpora/stopwords $(AUTOJUDGE_BASE_VENV)/nltk_data/tokenizers/punkt
+	touch $(AUTOJUDGE_BASE_VENV)/nltk_data/corpora/stopwords/english
 	touch $@
 
 autojudge-base-env: $(AUTOJUDGE_BASE_VENV)/.installed

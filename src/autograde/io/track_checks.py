@@ -223,15 +223,17 @@ def check_run(reports: list[TrackReport], spec: TrackSpec, requests: Mapping[str
         if new:
             add("new_topics", f"run {first.run!r} reports on {len(new)} topic(s) not in the topics file: "
                 f"{', '.join(new[:12])}")
-    for qid, n in sorted(Counter(topics).items()):
-        if n > 1:
-            line = [r.line for r in reports if r.query_id == qid][1]
-            add("duplicate_topics", f"run {first.run!r} reports {n} times on topic {qid!r}", line)
+    repeated = sorted(q for q, n in Counter(topics).items() if n > 1)
+    if repeated:
+        line = [r.line for r in reports if r.query_id == repeated[0]][1]
+        add("duplicate_topics", f"run {first.run!r} reports more than once on {len(repeated)} topic(s): "
+            f"{', '.join(repeated[:12])}", line)
     if requests and spec.require_exact_narrative:
-        for r in reports:
-            if r.query_id in requests and r.metadata.get("narrative") != requests[r.query_id].get("title"):
-                found.append(Finding("narrative", spec.severity("narrative", strict), r.path, r.line, r.run,
-                                     r.query_id, f"{spec.track}: metadata.narrative is not the topic's title"))
+        off = [r for r in reports if r.query_id in requests
+               and r.metadata.get("narrative") != requests[r.query_id].get("title")]
+        if off:
+            add("narrative", f"metadata.narrative of {len(off)} report(s) is not the topic's title (topics "
+                f"{', '.join(sorted({r.query_id for r in off})[:12])})", off[0].line)
     return found
 
 
