@@ -53,7 +53,7 @@ class CommonOptions(BaseModel):
         default=None,
         description="prompts with an answer form (UMBRELA), generate mode: parse every answer exactly as UMBRELA "
         "does, its fallback to grade 0 included (counted): repository = castorini/umbrela at commit 16cba3eb, "
-        "pypi-0.0.7 = the PyPI package umbrela 0.0.7 (quoted JSON keys only); None: autograde's parser",
+        "pypi-0.0.7 = the PyPI package umbrela 0.0.7 (quoted JSON keys only); null: autograde's parser",
     )
     fuzzy_unanswerable: bool = Field(
         default=False, description="match unanswerable expressions fuzzily (ratio > 80) as well as exactly"
