@@ -15,7 +15,9 @@ The grades of the ratings are :data:`RATING_GRADES` (``scale`` to change them). 
 out (counted); two annotators who rate the same thing differently are a problem naming both lines (fix: choose one
 annotator). autograde's worklist (``autograde sample draw``) opens in the page as reports whose documents are the
 passages to judge (:func:`worklist_reports`, the page's ``Documents`` mode); the export then imports as the sample's
-qrels.
+qrels. The page of autojudge-annotate 0.3.7 records no rating as it is: its annotation handlers name a variable nothing
+defines (``supabaseClient``, template_js_main.py), so every render stops with a ReferenceError before the rating,
+comment and output handlers are attached; :func:`fix_annotate_page` defines it (the page then works offline).
 
 >>> rec = {"topic_id": "q1", "docid": "d7", "rating": "Mostly Good", "username": "ann"}
 >>> imp = annotation_judgments([(1, rec)], "export.jsonl")
@@ -178,3 +180,22 @@ def read_worklist(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", dtype={"query_id": str, "passage_id": str, "query": str, "passage": str},
                        keep_default_na=False)
 
+
+
+PAGE_FIX = "<script>var supabaseClient = null;  /* autograde: the page names it but never defines it */</script>\n"
+PAGE_SCRIPT = "<script>\n(function() {"
+
+
+def fix_annotate_page(path: str | Path) -> bool:
+    """Define the variable autojudge-annotate 0.3.7's page names but never defines (before its script), so its rating,
+    comment and output handlers work; False when the page needs no fix (already fixed, or a page without the flaw)."""
+    from autograde.core.errors import InvalidValueError
+    from autograde.core.text import atomic_write_text
+
+    html = Path(path).read_text(encoding="utf-8")
+    if PAGE_FIX in html or "supabaseClient" not in html or "var supabaseClient" in html:
+        return False
+    if PAGE_SCRIPT not in html:
+        raise InvalidValueError(f"{path}: not a page of autojudge-annotate generate (fix: name the page it wrote)")
+    atomic_write_text(path, html.replace(PAGE_SCRIPT, PAGE_FIX + PAGE_SCRIPT, 1))
+    return True

@@ -7,6 +7,7 @@ Examples::
     autograde autojudge export --config exp.yaml --out autojudge/                 # leaderboards for meta-evaluate
     autograde autojudge annotations export.jsonl --qrels human.qrels --leaderboard human-reports.txt
     autograde autojudge worklist judging/design.worklist-1.tsv --out annotate/    # open it in autojudge-annotate
+    autograde autojudge page-fix annotate/annotate.html                            # its 0.3.7 page records ratings
 
 The judge the track's runner loads is not a command: ``judge_class: autograde.autojudge.judge.AutogradeJudge``.
 """
@@ -104,7 +105,16 @@ def cmd_worklist(args: argparse.Namespace) -> int:
     write_reports(out / "topics.jsonl", topics)
     write_reports(out / "responses" / "worklist.jsonl", reports)
     print(f"autojudge-annotate generate --rag-responses {out / 'responses'} --rag-topics {out / 'topics.jsonl'} "
-          f"--output {out / 'annotate.html'} --dataset {args.dataset}")
+          f"--output {out / 'annotate.html'} --dataset {args.dataset}\n"
+          f"autograde autojudge page-fix {out / 'annotate.html'}")
+    return 0
+
+
+def cmd_page_fix(args: argparse.Namespace) -> int:
+    from autograde.autojudge.annotate import fix_annotate_page
+
+    fixed = fix_annotate_page(args.page)
+    logger.info("%s: %s", args.page, "fixed (ratings are recorded now)" if fixed else "needs no fix")
     return 0
 
 
@@ -163,3 +173,8 @@ def register(subparsers: Any) -> None:
     w.add_argument("--dataset", default="autograde-sample", help="the dataset label the printed command gives the "
                    "page (its export carries it)")
     w.set_defaults(func=cmd_worklist)
+
+    f = add_command(sub, "page-fix", "make a page of autojudge-annotate 0.3.7 record ratings (it names a variable it "
+                    "never defines, so its rating buttons do nothing)")
+    f.add_argument("page", help="the HTML page autojudge-annotate generate wrote (changed in place)")
+    f.set_defaults(func=cmd_page_fix)
