@@ -130,3 +130,46 @@ def test_the_tracks_runner_runs_autograde(tmp_path: Path, server: LoopbackServer
         "--output", str(judge / "qrel-eval.jsonl")], env={"NLTK_DATA": str(AUTOJUDGE_VENV / "nltk_data")})
     assert qrel_eval.returncode == 0, qrel_eval.stdout + qrel_eval.stderr
     assert len((judge / "qrel-eval.jsonl").read_text().splitlines()) >= 3  # a row per topic
+
+
+NUGGETS_WORKFLOW = {
+    "judge_class": "autograde.autojudge.judge.AutogradeJudge",
+    "create_nuggets": True, "create_qrels": False, "judge_uses_nuggets": True, "judge_uses_qrels": False,
+    "settings": {
+        "filebase": "{_name}",
+        "autograde": {
+            "bank_generation": {"drafted": {"prompt_class": "QuestionGenerationDL", "items_per_query": 4,
+                                            "min_items": 3, "options": {"max_retries": 0}}},
+            "graders": [{"name": "qs", "backend": "embedded", "bank": "nuggets", "options": {"torch_threads": 1}}],
+            "evaluation": {"measures": ["P_10"]},
+        },
+    },
+}
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_the_runner_makes_nuggets_with_autograde_then_judges_with_them(tmp_path: Path) -> None:
+    """create_nuggets drafts a question bank per topic on the runner's LLM (canned answers on a loopback server) and
+    returns it as the track's NuggetBanks; the runner writes it, passes it to judge, and autograde grades with it."""
+    from support.canned_banks import CannedChat
+
+    from autograde.io.banks.formats import import_bank
+
+    chat = CannedChat()
+    with LoopbackServer(chat) as srv:  # type: ignore[arg-type] - any object with complete() serves
+        (tmp_path / "workflow.yml").write_text(yaml.safe_dump(NUGGETS_WORKFLOW, sort_keys=False))
+        run = run_tool(AUTOJUDGE_BASE_VENV, "autojudge-base-env", "auto-judge", [
+            "run", "--workflow", "workflow.yml", "--rag-responses", str(FIXTURE / "runs"), "--rag-topics",
+            str(FIXTURE / "topics.jsonl"), "--out-dir", "out"], cwd=tmp_path, timeout=1500,
+            env={"OPENAI_BASE_URL": srv.base_url, "OPENAI_MODEL": "canned", "CACHE_DIR": str(tmp_path / "cache"),
+                 "OPENAI_API_KEY": ""})
+    assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
+    written = tmp_path / "out" / "default.nuggets.jsonl"
+    bank, report = import_bank(written, "autojudge")
+    assert not report.dropped and sorted({i.query_id for i in bank.items}) == ["101", "102", "103"]
+    assert "Where do bees store nectar while foraging?" in {i.text for i in bank.items}
+    board = read_leaderboard(tmp_path / "out" / "default.eval.txt", "ir_measures")
+    assert set(board["measure"]) == {"qs/max-4/P_10", "qs/cover-4/cover", "qs/cover-4/ncover"}
+    graded, _ = import_bank(tmp_path / "out" / "default.autograde" / "data" / "banks" / "nuggets.jsonl.gz")
+    assert sorted(i.item_id for i in graded.items) == sorted(i.item_id for i in bank.items)

@@ -74,10 +74,25 @@ def _bank_file(work: Path, nugget_banks: Any) -> str:
     return str(out)
 
 
+def _without_nugget_graders(sections: dict[str, Any], bank: str, making_nuggets: bool) -> list[Any]:
+    """The graders, when the runner passed no nugget banks: those of the nugget bank left out while the nuggets are
+    being made; otherwise such a grader is an error naming the fix."""
+    graders = list(sections.get("graders") or [])
+    if bank in (sections.get("banks") or {}) or bank in (sections.get("bank_generation") or {}):
+        return graders
+    uses = [g for g in graders if isinstance(g, dict) and g.get("bank") == bank]
+    if uses and not making_nuggets:
+        from autograde.core.errors import ConfigError
+
+        raise ConfigError(f"grader {uses[0].get('name')!r} grades the runner's nugget banks (bank: {bank}), but the "
+                          "runner passed none (fix: create_nuggets: true, or nugget_input, in workflow.yml)")
+    return [g for g in graders if g not in uses]
+
+
 def prepare(rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any, nugget_banks: Any,
-            kwargs: dict[str, Any]) -> Prepared:
+            kwargs: dict[str, Any], making_nuggets: bool = False) -> Prepared:
     """Write the runner's inputs and the experiment, validate and check it as the workflow does (every problem with
-    its file, line and fix)."""
+    its file, line and fix). While the nuggets are being made, graders of the nugget bank (not there yet) wait."""
     from autograde.config.experiment import load_config
     from autograde.workflow.checks import check_experiment
 
@@ -91,6 +106,8 @@ def prepare(rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config:
     sections = experiment_sections(settings, llm)
     if nugget_banks is not None and getattr(nugget_banks, "banks", None):
         sections["banks"] = {**dict(sections.get("banks") or {}), settings.nugget_bank: _bank_file(work, nugget_banks)}
+    else:
+        sections["graders"] = _without_nugget_graders(sections, settings.nugget_bank, making_nuggets)
     cache = settings.cache_dir or llm.cache_dir or str(Path(settings.outdir or ".") / "autograde-cache")
     path = write_experiment(work, sections, inputs, cache)
     config = load_config(path)
@@ -148,7 +165,7 @@ class AutogradeJudge:
         from autograde.banks.stages import run_generate_bank
         from autograde.config.banks import generated_bank_path
 
-        p = prepare(rag_responses or [], rag_topics, llm_config, nugget_banks, kwargs)
+        p = prepare(rag_responses or [], rag_topics, llm_config, nugget_banks, kwargs, making_nuggets=True)
         if not p.config.bank_generation:
             return nugget_banks
         name = next(iter(p.config.bank_generation))

@@ -153,8 +153,8 @@ def default_graders(settings: JudgeSettings, llm: LlmConfig) -> list[dict[str, A
 
 
 def experiment_sections(settings: JudgeSettings, llm: LlmConfig) -> dict[str, Any]:
-    """The experiment sections of the judge: those of ``experiment``, then the inline ones, graders filled from the
-    LLM config (or the default grader)."""
+    """The experiment sections of the judge: those of ``experiment``, then the inline ones, graders and generated
+    banks filled from the LLM config (no grader: the default grader)."""
     sections: dict[str, Any] = {}
     if settings.experiment:
         raw = read_yaml(settings.experiment, "experiment config") or {}
@@ -162,6 +162,10 @@ def experiment_sections(settings: JudgeSettings, llm: LlmConfig) -> dict[str, An
             raise ConfigError(f"{settings.experiment}: expected a mapping of config sections")
         sections.update({k: v for k, v in raw.items() if k in SECTIONS})
     sections.update(settings.autograde)
+    generation = sections.get("bank_generation") or {}
+    if isinstance(generation, dict):  # generated banks run on the runner's LLM too (their backend: openai by default)
+        sections["bank_generation"] = {n: llm_fields(str(b.get("backend") or "openai"), llm, b) if isinstance(b, dict)
+                                       else b for n, b in generation.items()}
     graders = sections.get("graders") or []
     if graders:
         sections["graders"] = [llm_fields(str(g.get("backend") or "embedded"), llm, g) if isinstance(g, dict) else g
