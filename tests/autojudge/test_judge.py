@@ -18,7 +18,7 @@ from autograde.autojudge.engine import (
     qrels_path,
     run_stages,
     write_experiment,
-    write_inputs,
+    write_judge_inputs,
 )
 from autograde.autojudge.settings import (
     KEY_ENV,
@@ -91,7 +91,7 @@ def test_experiment_sections_from_a_file_and_inline(tmp_path: Path) -> None:
 def _prepared(tmp_path: Path, **settings: object) -> tuple[Path, object]:
     s = parse_settings({"backend": "embedded", "outdir": str(tmp_path), "filebase": "default", **settings})
     work = s.work_dir_for(s.outdir, s.filebase)
-    inputs = write_inputs(work, _lines(FIXTURE / "topics.jsonl"),
+    inputs = write_judge_inputs(work, _lines(FIXTURE / "topics.jsonl"),
                           [r for p in sorted((FIXTURE / "runs").glob("*.jsonl")) for r in _lines(p)])
     return work, (s, inputs)
 
@@ -125,7 +125,7 @@ def test_empty_reports_and_unknown_topics_are_left_out(tmp_path: Path) -> None:
     reports = _lines(FIXTURE / "runs" / "good.jsonl")
     empty = {**reports[0], "answer": []}
     stray = {**reports[1], "metadata": {**reports[1]["metadata"], "narrative_id": "999"}}
-    inputs = write_inputs(tmp_path / "w", topics, [*reports[1:], empty, stray])
+    inputs = write_judge_inputs(tmp_path / "w", topics, [*reports[1:], empty, stray])
     assert inputs.dropped == {"empty": 1, "unknown topic": 1}
     assert len(inputs.reports.read_text().splitlines()) == 2
 

@@ -171,5 +171,5 @@ def test_the_runner_makes_nuggets_with_autograde_then_judges_with_them(tmp_path:
     assert "Where do bees store nectar while foraging?" in {i.text for i in bank.items}
     board = read_leaderboard(tmp_path / "out" / "default.eval.txt", "ir_measures")
     assert set(board["measure"]) == {"qs/max-4/P_10", "qs/cover-4/cover", "qs/cover-4/ncover"}
-    graded, _ = import_bank(tmp_path / "out" / "default.autograde" / "data" / "banks" / "nuggets.jsonl.gz")
+    graded, _ = import_bank(tmp_path / "out" / "default.autograde" / "data" / "nugget_banks" / "nuggets.jsonl.gz")
     assert sorted(i.item_id for i in graded.items) == sorted(i.item_id for i in bank.items)

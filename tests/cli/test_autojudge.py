@@ -55,7 +55,7 @@ def test_page_fix_is_idempotent(tmp_path: Path) -> None:
 def test_export_an_experiments_leaderboards(tmp_path: Path) -> None:
     import yaml
 
-    from autograde.autojudge.engine import leaderboards_table, run_stages, write_experiment, write_inputs
+    from autograde.autojudge.engine import leaderboards_table, run_stages, write_experiment, write_judge_inputs
     from autograde.autojudge.formats import read_leaderboard
     from autograde.autojudge.settings import JudgeSettings, LlmConfig, experiment_sections
     from autograde.config.experiment import load_config
@@ -63,7 +63,7 @@ def test_export_an_experiments_leaderboards(tmp_path: Path) -> None:
 
     topics = [json.loads(line) for line in (FIXTURES / "rag24" / "topics.jsonl").read_text().splitlines()]
     reports = [r.record for p in sorted((FIXTURES / "rag24" / "runs").glob("*.jsonl")) for r in iter_reports(p, Problems())]
-    inputs = write_inputs(tmp_path / "w", topics, reports)
+    inputs = write_judge_inputs(tmp_path / "w", topics, reports)
     path = write_experiment(tmp_path / "w", experiment_sections(JudgeSettings(backend="embedded"), LlmConfig("m")),
                             inputs, tmp_path / "cache")
     run_stages(load_config(path))

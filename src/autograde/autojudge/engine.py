@@ -7,7 +7,7 @@ The folder the judge works in::
 
     <work>/data/topics.jsonl        the runner's topics (the track's requests file)
     <work>/data/reports.jsonl       the runner's reports (the track's report format), empty ones left out
-    <work>/data/banks/<name>.jsonl  the runner's nugget banks (TREC AutoJudge NuggetBank JSONL), if any
+    <work>/data/nugget_banks/       the runner's nugget banks (TREC AutoJudge NuggetBank JSONL, and as a bank)
     <work>/experiment.yaml          the experiment (``snakemake --config experiment=<work>/experiment.yaml`` runs the
                                     same one)
     <work>/results/                 its results, in the workflow's layout
@@ -32,12 +32,10 @@ from autograde.core.text import atomic_write_text
 from autograde.io.reports import is_report, parse_report, write_reports
 from autograde.io.track_checks import check_report_files
 from autograde.io.track_specs import get_spec
+from autograde.workflow.leaderboards import COVER_MEASURES
 
 if TYPE_CHECKING:
     from autograde.config.model import Config
-
-COVER_COLUMNS = ("cover", "ncover")
-
 
 @dataclass(frozen=True)
 class JudgeInputs:
@@ -49,7 +47,7 @@ class JudgeInputs:
     """Why reports were left out -> how many (empty reports, topics not in the topics file)."""
 
 
-def write_inputs(work: Path, topics: Iterable[Mapping[str, Any]], reports: Iterable[Mapping[str, Any]]
+def write_judge_inputs(work: Path, topics: Iterable[Mapping[str, Any]], reports: Iterable[Mapping[str, Any]]
                  ) -> JudgeInputs:
     """Write the runner's topics and reports (JSON objects as the track's models dump them) into ``work/data``.
 
@@ -160,7 +158,7 @@ def leaderboard_values(lb: Leaderboard) -> pd.DataFrame:
     if "measure" in table.columns:
         table = table[table["measure"] == lb.measure]
     rows = table[["run", "query_id", lb.column]].rename(columns={lb.column: "value"})
-    if lb.column in COVER_COLUMNS:
+    if lb.column in COVER_MEASURES:
         from autograde.pipeline.cover import cover_leaderboard
 
         means = cover_leaderboard(table, lb.column)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from autograde.autojudge.engine import (
     qrels_path,
     run_stages,
     write_experiment,
-    write_inputs,
+    write_judge_inputs,
 )
 from autograde.autojudge.formats import leaderboard_entries
 from autograde.autojudge.settings import JudgeSettings, LlmConfig, experiment_sections, parse_settings
@@ -64,12 +64,12 @@ def _bank_file(work: Path, nugget_banks: Any) -> str:
     from autograde.io.banks.formats import export_bank, import_bank
     from autograde.io.reports import report_json
 
-    raw = work / "data" / "banks" / "nuggets.autojudge.jsonl"
+    raw = work / "data" / "nugget_banks" / "nuggets.autojudge.jsonl"
     atomic_write_text(raw, "".join(report_json(_dump(b)) + "\n" for b in nugget_banks.banks.values()))
     bank, report = import_bank(raw, "autojudge")
     for d in report.dropped:
         logger.warning("autojudge: nugget bank item dropped: %s", d)
-    out = work / "data" / "banks" / "nuggets.jsonl.gz"
+    out = work / "data" / "nugget_banks" / "nuggets.jsonl.gz"
     export_bank(bank, out, "workbench")
     return str(out)
 
@@ -100,7 +100,7 @@ def prepare(rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config:
     settings = parse_settings(kwargs)
     llm = LlmConfig.of(llm_config)
     work = settings.work_dir_for(settings.outdir, settings.filebase)
-    inputs = write_inputs(work, [_dump(t) for t in rag_topics], [_dump(r) for r in rag_responses])
+    inputs = write_judge_inputs(work, [_dump(t) for t in rag_topics], [_dump(r) for r in rag_responses])
     if settings.track:
         check_track(inputs, settings.track)
     sections = experiment_sections(settings, llm)
