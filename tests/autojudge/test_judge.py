@@ -149,3 +149,18 @@ def test_the_stages_in_this_process(tmp_path: Path) -> None:
     assert means.loc["good", "minilm/max-4/ndcg_cut_10"] > means.loc["poor", "minilm/max-4/ndcg_cut_10"]
     with pytest.raises(InputError, match="not made by this experiment"):
         leaderboards_table(config, ["minilm/max-4/nope"])
+
+
+def test_graders_of_the_runners_nugget_banks_need_them(tmp_path: Path) -> None:
+    from autograde.autojudge.judge import prepare
+
+    topics = _lines(FIXTURE / "topics.jsonl")
+    reports = _lines(FIXTURE / "runs" / "good.jsonl")
+    settings = {"outdir": str(tmp_path), "filebase": "default", "autograde": {
+        "graders": [{"name": "qs", "backend": "embedded", "bank": "nuggets"},
+                    {"name": "q", "backend": "embedded", "bank": "direct"}],
+        "nuggets": {"bank": "nuggets", "missing_importance": "okay", "assessors": [{"name": "n", "grader": "qs"}]}}}
+    with pytest.raises(ConfigError, match="grader 'qs' grades the runner's nugget banks .* create_nuggets: true"):
+        prepare(reports, topics, LlmConfig("m"), None, dict(settings))
+    p = prepare(reports, topics, LlmConfig("m"), None, dict(settings), making_nuggets=True)
+    assert [g.name for g in p.config.graders] == ["q"] and p.config.nuggets is None

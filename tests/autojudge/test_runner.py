@@ -142,6 +142,8 @@ NUGGETS_WORKFLOW = {
                                             "min_items": 3, "options": {"max_retries": 0}}},
             "graders": [{"name": "qs", "backend": "embedded", "bank": "nuggets", "options": {"torch_threads": 1}}],
             "evaluation": {"measures": ["P_10"]},
+            "nuggets": {"bank": "nuggets", "missing_importance": "okay", "measures": ["all_score", "strict_all_score"],
+                        "assessors": [{"name": "nug", "grader": "qs", "thresholds": [3, 4]}]},
         },
     },
 }
@@ -151,7 +153,8 @@ NUGGETS_WORKFLOW = {
 @pytest.mark.slow
 def test_the_runner_makes_nuggets_with_autograde_then_judges_with_them(tmp_path: Path) -> None:
     """create_nuggets drafts a question bank per topic on the runner's LLM (canned answers on a loopback server) and
-    returns it as the track's NuggetBanks; the runner writes it, passes it to judge, and autograde grades with it."""
+    returns it as the track's NuggetBanks; the runner writes it, passes it to judge, and autograde grades with it and
+    scores the answers' nuggets with it (All scores, the assessor reusing the grader's grades)."""
     from support.canned_banks import CannedChat
 
     from autograde.io.banks.formats import import_bank
@@ -170,6 +173,7 @@ def test_the_runner_makes_nuggets_with_autograde_then_judges_with_them(tmp_path:
     assert not report.dropped and sorted({i.query_id for i in bank.items}) == ["101", "102", "103"]
     assert "Where do bees store nectar while foraging?" in {i.text for i in bank.items}
     board = read_leaderboard(tmp_path / "out" / "default.eval.txt", "ir_measures")
-    assert set(board["measure"]) == {"qs/max-4/P_10", "qs/cover-4/cover", "qs/cover-4/ncover"}
+    assert set(board["measure"]) == {"qs/max-4/P_10", "qs/cover-4/cover", "qs/cover-4/ncover",
+                                     "nug/nuggets/all_score", "nug/nuggets/strict_all_score"}  # autograde's nugget scores
     graded, _ = import_bank(tmp_path / "out" / "default.autograde" / "data" / "nugget_banks" / "nuggets.jsonl.gz")
     assert sorted(i.item_id for i in graded.items) == sorted(i.item_id for i in bank.items)

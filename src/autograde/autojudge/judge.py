@@ -74,19 +74,25 @@ def _bank_file(work: Path, nugget_banks: Any) -> str:
     return str(out)
 
 
-def _without_nugget_graders(sections: dict[str, Any], bank: str, making_nuggets: bool) -> list[Any]:
-    """The graders, when the runner passed no nugget banks: those of the nugget bank left out while the nuggets are
-    being made; otherwise such a grader is an error naming the fix."""
-    graders = list(sections.get("graders") or [])
+def _without_nugget_bank(sections: dict[str, Any], bank: str, making_nuggets: bool) -> dict[str, Any]:
+    """The sections, when the runner passed no nugget banks: the graders of the nugget bank, and nugget scores of it,
+    left out while the nuggets are being made; otherwise either is an error naming the fix."""
     if bank in (sections.get("banks") or {}) or bank in (sections.get("bank_generation") or {}):
-        return graders
-    uses = [g for g in graders if isinstance(g, dict) and g.get("bank") == bank]
+        return sections
+    graders = list(sections.get("graders") or [])
+    uses = [f"grader {g.get('name')!r}" for g in graders if isinstance(g, dict) and g.get("bank") == bank]
+    nuggets = sections.get("nuggets")
+    if isinstance(nuggets, dict) and nuggets.get("bank") == bank:
+        uses.append("nuggets")
     if uses and not making_nuggets:
         from autograde.core.errors import ConfigError
 
-        raise ConfigError(f"grader {uses[0].get('name')!r} grades the runner's nugget banks (bank: {bank}), but the "
-                          "runner passed none (fix: create_nuggets: true, or nugget_input, in workflow.yml)")
-    return [g for g in graders if g not in uses]
+        raise ConfigError(f"{uses[0]} grades the runner's nugget banks (bank: {bank}), but the runner passed none "
+                          "(fix: create_nuggets: true, or nugget_input, in workflow.yml)")
+    out = {**sections, "graders": [g for g in graders if not (isinstance(g, dict) and g.get("bank") == bank)]}
+    if "nuggets" in uses:
+        out.pop("nuggets")
+    return out
 
 
 def prepare(rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any, nugget_banks: Any,
@@ -107,7 +113,7 @@ def prepare(rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config:
     if nugget_banks is not None and getattr(nugget_banks, "banks", None):
         sections["banks"] = {**dict(sections.get("banks") or {}), settings.nugget_bank: _bank_file(work, nugget_banks)}
     else:
-        sections["graders"] = _without_nugget_graders(sections, settings.nugget_bank, making_nuggets)
+        sections = _without_nugget_bank(sections, settings.nugget_bank, making_nuggets)
     cache = settings.cache_dir or llm.cache_dir or str(Path(settings.outdir or ".") / "autograde-cache")
     path = write_experiment(work, sections, inputs, cache)
     config = load_config(path)
