@@ -30,6 +30,18 @@ REQUEST_ID_KEYS = ("request_id", "topic_id", "narrative_id")
 REQUESTS_FIX = 'write one {"request_id": "...", "title": "the query text"} per line (the TREC AutoJudge topics file)'
 
 
+def _new_id(qid: str, seen: dict, path: str, line: int, probs: Problems) -> bool:
+    """Whether ``qid`` can be a new query id of the file (a problem with its line when not)."""
+    why = query_id_problem(qid)
+    if why:
+        probs.add(path, line, why, "use ids without spaces (e.g. replace them by '_') in every input file")
+        return False
+    if qid in seen:
+        probs.add(path, line, f"duplicate query id {qid!r}", "keep one line per query")
+        return False
+    return True
+
+
 def read_requests(path: str | Path, problems: Problems | None = None) -> dict[str, dict]:
     """The TREC AutoJudge track's topics file (JSONL): request id -> the whole request (``title`` is the query text;
     ``limit``, ``background``, ``problem_statement``, ... as given). Ids that disagree, duplicates, ids with
@@ -44,12 +56,7 @@ def read_requests(path: str | Path, problems: Problems | None = None) -> dict[st
             probs.add(p, n, "no request_id" if not ids else f"the topic ids disagree: {sorted(ids)}", REQUESTS_FIX)
             continue
         qid = ids.pop()
-        why = query_id_problem(qid)
-        if why:
-            probs.add(p, n, why, "use ids without spaces (e.g. replace them by '_') in every input file")
-            continue
-        if qid in out:
-            probs.add(p, n, f"duplicate request id {qid!r}", "keep one line per topic")
+        if not _new_id(qid, out, p, n, probs):
             continue
         title = rec.get("title")
         if not isinstance(title, str) or not title.strip():
@@ -96,12 +103,7 @@ def read_queries(path: str | Path, problems: Problems | None = None) -> dict[str
                 probs.add(p, n, "expected 'query_id<TAB>query text'", "separate the id and the text by one tab")
                 continue
             qid = cols[0].strip()
-            why = query_id_problem(qid)
-            if why:
-                probs.add(p, n, why, "use ids without spaces (e.g. replace them by '_') in every input file")
-                continue
-            if qid in out:
-                probs.add(p, n, f"duplicate query id {qid!r}", "keep one line per query")
+            if not _new_id(qid, out, p, n, probs):
                 continue
             out[qid] = "\t".join(cols[1:]).strip()
     if not out and not probs.items:
