@@ -28,8 +28,9 @@ install: $(VENV)/.installed
 bytecode: install
 	@$(PY) -m compileall -qq src
 
+# One line per finished job; Snakemake's full log goes to logs/example.log.
 example: install bytecode
-	$(VENV)/bin/snakemake -c$(CORES)
+	@$(PY) -m autograde.workflow.progress --log logs/example.log -- $(VENV)/bin/snakemake -c$(CORES)
 	@$(VENV)/bin/autograde outputs
 
 # Every paper table the public data allows, next to the published values (README "Reproducing the papers"):

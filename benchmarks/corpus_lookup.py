@@ -1,7 +1,7 @@
 """Benchmark: passage lookup by id through the corpus index vs a full scan of the corpus, JSONL and JSONL.gz.
 
     nice python benchmarks/corpus_lookup.py --write            # 5,000,000 passages, 20,000 pooled ids; writes
-                                                               # docs/generated/corpus_lookup.md (README quotes it)
+                                                               # docs/generated/corpus_lookup.md (docs/experiments.md quotes it)
     python benchmarks/corpus_lookup.py --passages 200000       # a quick run (prints only)
     python benchmarks/corpus_lookup.py --tmp /scratch --keep   # elsewhere; keep the files
 

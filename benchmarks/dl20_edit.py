@@ -106,7 +106,7 @@ def main() -> int:
     ap.add_argument("--no-write", action="store_true", help="print, do not write docs/measurements.json")
     args = ap.parse_args()
     if not (SHARED / "tools" / "synth_dl20_runs.py").exists():
-        sys.exit(f"this benchmark needs the reference data in {SHARED} (see README 'Experiments')")
+        sys.exit(f"this benchmark needs the reference data in {SHARED} (see docs/experiments.md)")
     subprocess.run(["make", "dl20-synth", f"PYTHON={sys.executable}"], cwd=ROOT, check=True, capture_output=True)
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="autograde-dl20-edit-") as tmp:

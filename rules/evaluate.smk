@@ -53,7 +53,7 @@ rule evaluate_human:
     conda:
         "../envs/analysis.yaml"
     params:
-        level=CTX.config.evaluation.human_relevance_level,
+        level=CTX.config.evaluation.relevance_level,
         evaluation=CTX.config.evaluation.model_dump(),
     script:
         "../scripts/evaluate.py"

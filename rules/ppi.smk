@@ -8,47 +8,42 @@ from autograde.ppi.workflow import (
     estimate_inputs,
     estimate_outputs,
     estimate_params,
-    human_sample_targets,
     judging_inputs,
-    judging_output,
 )
 
-if human_sample_targets(CTX.config):
 
-    rule human_sample_estimates:
-        input:
-            **estimate_inputs(CTX.config),
-        output:
-            list(estimate_outputs(CTX.config).values()),
-        log:
-            "logs/human_sample/estimates.log",
-        benchmark:
-            "logs/benchmarks/human_sample/estimates.tsv"
-        group:
-            "analysis"
-        conda:
-            "../envs/analysis.yaml"
-        params:
-            outputs=estimate_outputs(CTX.config),
-            settings=estimate_params(CTX.config),
-        script:
-            "../scripts/human_sample_estimates.py"
+rule human_sample_estimates:
+    input:
+        **estimate_inputs(CTX.config),
+    output:
+        list(estimate_outputs(CTX.config).values()),
+    log:
+        "logs/human_sample/estimates.log",
+    benchmark:
+        "logs/benchmarks/human_sample/estimates.tsv"
+    group:
+        "analysis"
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        outputs=estimate_outputs(CTX.config),
+        settings=estimate_params(CTX.config),
+    script:
+        "../scripts/human_sample_estimates.py"
 
 
-if judging_output(CTX.config):
-
-    rule human_sample_judging:
-        input:
-            **judging_inputs(CTX.config),
-        output:
-            judging_output(CTX.config),
-        log:
-            "logs/human_sample/judging.log",
-        group:
-            "analysis"
-        conda:
-            "../envs/analysis.yaml"
-        params:
-            settings=estimate_params(CTX.config),
-        script:
-            "../scripts/human_sample_judging.py"
+rule human_sample_judging:
+    input:
+        **judging_inputs(CTX.config),
+    output:
+        LAYOUT.human_sample("judging.json"),
+    log:
+        "logs/human_sample/judging.log",
+    group:
+        "analysis"
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        settings=estimate_params(CTX.config),
+    script:
+        "../scripts/human_sample_judging.py"

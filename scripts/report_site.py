@@ -3,11 +3,10 @@ from autograde.workflow.context import run_rule
 
 
 def stage(config, sm):
-    from autograde.config.reports import ReportsConfig
-    from autograde.reports.stages import run_site
+    from autograde.workflow.site import build_experiment_site
 
-    run_site(ReportsConfig.model_validate(sm.params.reports), config.results_dir, sm.output[0], list(sm.params.graders),
-             sm.params.official, int(sm.params.relevant_level), config.grading.cache_dir)
+    build_experiment_site(config, sm.output[0], graders=list(sm.params.graders), official=sm.params.official,
+                          relevance_level=int(sm.params.relevant_level))
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

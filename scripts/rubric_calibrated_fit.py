@@ -4,9 +4,8 @@ from autograde.workflow.context import run_rule
 
 def stage(config, sm):
     from autograde.calibrated.stages import run_fit
-    from autograde.config.rubric import CalibratedQrelsConfig
 
-    run_fit(CalibratedQrelsConfig.model_validate(sm.params.calibrated), sm.output.model)
+    run_fit(config.calibrated_qrels, sm.output.model)
 
 
 run_rule(snakemake, stage)  # noqa: F821 - injected by Snakemake

@@ -207,6 +207,7 @@ PROTOCOL_NAMES = {
     "register": "every CLI module adds its commands (cli/__init__.py lists the modules)",
     "main": "entry points of modules run as programs",
     "T": "a TypeVar",
+    "FEATURE": "every feature package's record (autograde.workflow.features registers each)",
 }
 """Public names that several modules define on purpose: a protocol each of them implements."""
 PROTOCOL_PREFIXES = ("cmd_", "run_")
@@ -590,3 +591,108 @@ def test_every_test_is_in_its_tier() -> None:
             if needs and not (needs & marks or "cluster" in marks or needs & module_marks):
                 bad.append(f"{p.relative_to(REPO)}::{fn.name} (mark: {', '.join(sorted(needs))})")
     assert not bad, f"tests outside their tier: {bad}"
+
+
+FEATURE_HUBS = ("autograde.workflow.context", "autograde.workflow.plan", "autograde.workflow.checks",
+                "autograde.workflow.outputs", "autograde.workflow.leaderboards", "autograde.cli",
+                "autograde.reports.site")
+"""The hubs every feature plugs into: they loop over :data:`autograde.workflow.features.FEATURES` (the review site,
+the reports feature's own hub, gets the features' hooks from autograde.workflow.site)."""
+
+
+def _feature_packages() -> set[str]:
+    return {pkg for layer, pkgs, _ in LAYERS if layer == "features" for pkg in pkgs}
+
+
+def test_every_feature_package_is_registered() -> None:
+    """Each package of the features layer defines one record (``<package>.feature.FEATURE``), registered once in
+    the one list."""
+    from autograde.workflow.features import FEATURES
+
+    registered = {f.name for f in FEATURES}
+    assert len(registered) == len(FEATURES), "two features share a name"
+    missing = []
+    for pkg in sorted(_feature_packages()):
+        module = f"autograde.{pkg}.feature"
+        assert (PACKAGE / pkg / "feature.py").is_file(), f"{pkg}: define its record in {pkg}/feature.py"
+        import importlib
+
+        record = importlib.import_module(module).FEATURE
+        if record not in FEATURES:
+            missing.append(pkg)
+    assert not missing, f"register these features in autograde/workflow/features.py: {missing}"
+
+
+def test_no_hub_names_a_feature() -> None:
+    """A hub reaches features only through the one list: it imports no module of a feature package (the one list,
+    autograde.workflow.features, is the only module that imports the records)."""
+    features = _feature_packages()
+    bad = {}
+    for hub in FEATURE_HUBS:
+        path = PACKAGE / Path(*hub.split(".")[1:])
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        named = sorted(m for m in runtime_imports(path) if package_of(m) in features and package_of(m) != package_of(hub))
+        if named:
+            bad[hub] = named
+    assert not bad, f"hubs that name a feature (add a hook to autograde.core.feature.Feature instead): {bad}"
+
+
+def test_every_model_rule_has_a_model_stage() -> None:
+    """A rule sized by ModelJobs (its jobs run a model) is the rule of a registered model stage, so `autograde
+    plan` plans it; every stage names a rule that exists."""
+    from autograde.workflow.features import model_stages
+
+    rules = _smk_rules()
+    model_rules = {r for r, body in rules.items() if ".resources()" in body}
+    stages = {s.rule for s in model_stages()}
+    assert model_rules == stages, f"model rules without a stage: {sorted(model_rules - stages)}; stages without a " \
+                                  f"rule: {sorted(stages - model_rules)}"
+
+
+def test_the_site_reads_leaderboards_from_the_one_list() -> None:
+    """The review site never looks for leaderboard files in folders: it takes the one list."""
+    text = (PACKAGE / "reports" / "site.py").read_text(encoding="utf-8")
+    assert "leaderboards_dir" not in text and "discover_assessors" not in text
+
+
+def test_no_config_section_is_read_by_getattr() -> None:
+    """A section is ``config.<section>`` (typed, checked by mypy), never ``getattr(config, "<section>", ...)``."""
+    from autograde.config.model import Config
+
+    sections = set(Config.model_fields)
+    bad = []
+    for m, tree in _modules().items():
+        for node in walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" and len(node.args) >= 2 \
+                    and isinstance(node.args[1], ast.Constant) and node.args[1].value in sections:
+                bad.append(f"{m}:{node.lineno}")
+    assert not bad, bad
+
+
+def test_one_strict_base() -> None:
+    """Every validated record derives from autograde.core.schema.Strict; nothing else forbids extra keys itself."""
+    bad = [module_name(p) for p in PACKAGE.rglob("*.py") if module_name(p) != "autograde.core.schema"
+           and 'extra="forbid"' in p.read_text(encoding="utf-8")]
+    assert not bad, f"derive from autograde.core.schema.Strict instead: {bad}"
+
+
+def test_rules_are_defined_unconditionally() -> None:
+    """Every rule is defined whatever the config (its inputs come from the feature's functions); no private
+    Snakemake API."""
+    import re
+
+    bad = []
+    for p in (REPO / "rules").glob("*.smk"):
+        text = p.read_text(encoding="utf-8")
+        bad += [f"{p.name}: {m.group(0).strip()}" for m in re.finditer(r"^ +(rule|ruleorder)\b.*$", text, re.M)]
+        if "rules._rules" in text or "workflow._rules" in text:
+            bad.append(f"{p.name}: private Snakemake API")
+    assert not bad, bad
+
+
+def test_features_own_their_config_types() -> None:
+    """No feature module types the experiment config as Any (mypy follows ``config.<section>``)."""
+    features = _feature_packages() | {"workflow"}
+    bad = [f"{module_name(p)}:{i}" for p in PACKAGE.rglob("*.py") if package_of(module_name(p)) in features
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "config: Any" in line]
+    assert not bad, bad

@@ -14,9 +14,10 @@ import pytest
 from support.helpers import shared_data
 from support.reference_envs import AUTOJUDGE_SCRIPT, AUTOJUDGE_VENV, AUTOJUDGE_VERSION, run_reference
 
-from autograde.audit.metaeval import label_agreement, system_agreement
+from autograde.audit.metaeval import label_agreement
 from autograde.core.errors import InvalidValueError
 from autograde.io.trec import read_qrels
+from autograde.metrics.rank_agreement import leaderboard_agreement
 from autograde.reports.agreement import aligned_labels, qrels_pairs
 
 DL20_PROMPTS = {"QuestionSelfRatedUnanswerablePromptWithChoices": 4, "NuggetSelfRatedPrompt": 4, "FagB": 1,
@@ -52,6 +53,9 @@ def test_alpha_and_kappa_equal_their_references_on_dl20(prompt: str) -> None:
     assert res.n_covered == 11386 and len(res.per_topic) == 54 and int(res.confusion.to_numpy().sum()) == 11386
 
 
+STATS = ("kendall", "tau_ap", "spearman")
+
+
 def _tables(seed: int = 0, systems: int = 12, queries: int = 15) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     quality = rng.normal(size=systems)
@@ -63,11 +67,11 @@ def _tables(seed: int = 0, systems: int = 12, queries: int = 15) -> tuple[pd.Dat
     return pd.DataFrame(grader, columns=cols), pd.DataFrame(human, columns=cols)
 
 
-def test_system_agreement_is_seeded_and_has_intervals() -> None:
+def test_leaderboard_agreement_is_seeded_and_has_intervals() -> None:
     grader, human = _tables()
-    a = system_agreement(grader, human, samples=300, seed=4)
-    assert a.row() == system_agreement(grader, human, samples=300, seed=4).row()
-    assert a.row() != system_agreement(grader, human, samples=300, seed=5).row()
+    a = leaderboard_agreement(grader, human, STATS, (5, 10), samples=300, seed=4)
+    assert a.row() == leaderboard_agreement(grader, human, STATS, (5, 10), samples=300, seed=4).row()
+    assert a.row() != leaderboard_agreement(grader, human, STATS, (5, 10), samples=300, seed=5).row()
     for k in ("kendall", "tau_ap", "spearman", "kendall@5", "kendall@10"):
         assert a.low[k] <= a.point[k] <= a.high[k] or math.isnan(a.point[k])
     assert len(a.topic_tau) == 15 and a.n_systems == 12
@@ -76,7 +80,7 @@ def test_system_agreement_is_seeded_and_has_intervals() -> None:
 def test_no_shared_query_is_a_clear_error() -> None:
     grader, human = _tables()
     with pytest.raises(InvalidValueError, match="share no query"):
-        system_agreement(grader.assign(query_id="other-" + grader["query_id"]), human, samples=0)
+        leaderboard_agreement(grader.assign(query_id="other-" + grader["query_id"]), human, samples=0)
     with pytest.raises(InvalidValueError, match="share no query"):
         label_agreement({("x1", "d"): 1}, {("q1", "d"): 2}, 1, 2)
 
@@ -96,7 +100,7 @@ def test_top_k_kendall_equals_autojudge() -> None:
                         {"truth": rows(human), "eval": rows(grader), "ks": ks})
     assert ref["version"] == AUTOJUDGE_VERSION
     theirs = ref["result"]["m|m"]
-    ours = system_agreement(grader, human, top_k=ks, samples=0).point
+    ours = leaderboard_agreement(grader, human, STATS, ks, samples=0).point
     for k in ks:
         assert ours[f"kendall@{k}"] == pytest.approx(theirs[f"kendall@{k}"], abs=1e-12), k
     assert ours["kendall"] == pytest.approx(theirs["kendall"], abs=1e-12)

@@ -133,13 +133,16 @@ def test_merged_bank_failure_policy_and_provenance(tmp_path: Path, served) -> No
 def test_the_plan_counts_the_first_round_prompts_and_the_cached_answers(tmp_path: Path, served) -> None:
     """``autograde plan`` before a run: one first-round prompt per query, tokens approximated for an endpoint, at
     most max_new_tokens out each; after the run every first-round answer is cached and nothing is left to ask."""
+    import pandas as pd
+
+    from autograde.banks.feature import plan_banks
     from autograde.grading.base import approximate_tokens
-    from autograde.workflow.plan import plan_banks
+    from autograde.pipeline.planning import PlanOptions
 
     srv, chat = served
     config = experiment(tmp_path, srv)
     queries = {q: t for q, (t, _, _) in CANNED.items()}
-    (before,) = plan_banks(config, queries)
+    (before,) = plan_banks(config, pd.DataFrame(), queries, PlanOptions())
     assert (before.stage, before.name, before.pairs, before.cached, before.to_compute) == (
         "bank generation", "questions", len(CANNED), 0, len(CANNED))
     gen = make_generator("questions", config.bank_generation["questions"], tmp_path / "cache")
@@ -152,5 +155,5 @@ def test_the_plan_counts_the_first_round_prompts_and_the_cached_answers(tmp_path
     run(config, tmp_path)
     first_round = sum(1 for q in CANNED if chat.calls.get(q))
     assert first_round == before.to_compute
-    (after,) = plan_banks(config, queries)
+    (after,) = plan_banks(config, pd.DataFrame(), queries, PlanOptions())
     assert (after.cached, after.to_compute, after.input_tokens) == (len(CANNED), 0, 0)

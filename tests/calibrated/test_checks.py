@@ -138,6 +138,7 @@ def test_labels_the_model_never_saw(mini: Path, capsys: pytest.CaptureFixture[st
     shifted.write_text("".join(f"q0 0 d{i} {i % 5}\n" for i in range(10)))
     code, err, _ = _validate(mini, capsys, model, [f["close"], shifted])
     assert code == 2 and "source 'binary' has label(s) 2, 3, 4 the model never saw" in err
+    assert f"{shifted}:3: source 'binary'" in err  # the first line holding label 2 (d2)
 
 
 def test_apply_names_every_given_source(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -123,8 +123,8 @@ def test_a_level_without_judgments_is_an_error(tmp_path: Path) -> None:
                                                 "estimators": ["logistic"], "selection_folds": 2})
     with pytest.raises(InputError, match=r"no judged passage of the sources is at level\(s\) 3"):
         fit_calibrated(cfg, features_from_sources(cfg.sources, cfg), read_qrels(no_top))
-    with pytest.raises(ValueError, match="relevant_level 4 must be one of the levels above the lowest"):
-        CalibratedQrelsConfig.model_validate({"sources": ["a"], "judgments": "b", "relevant_level": 4})
+    with pytest.raises(ValueError, match="relevance_level 4 must be one of the levels above the lowest"):
+        CalibratedQrelsConfig.model_validate({"sources": ["a"], "judgments": "b", "relevance_level": 4})
 
 
 def test_model_and_training_settings_do_not_mix() -> None:

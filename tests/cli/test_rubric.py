@@ -140,20 +140,23 @@ def test_example_config_holds_the_defaults() -> None:
 def test_workflow_helpers(tmp_path: Path) -> None:
     """What rules/rubric.smk and rule all read from the experiment config."""
     from autograde.calibrated.workflow import calibrated_qrels_files, calibrated_section, calibrated_targets
+    from autograde.config.model import Config
     from autograde.rubric.workflow import rubric_predict_sources, rubric_section, rubric_targets
 
-    raw = {"results_dir": "res",
+    data = {"data": {"queries": "q.tsv"}, "results_dir": "res"}
+    raw = Config.model_validate({**data,
            "rubric": {"llm": "a.tsv", "human": "h.tsv", "predict": ["new/x.tsv", "new/y.parquet"]},
-           "calibrated_qrels": {"sources": ["s.qrel"], "judgments": "j.qrel", "output": "expected"}}
+           "calibrated_qrels": {"sources": ["s.qrel"], "judgments": "j.qrel", "output": "expected"}})
     assert rubric_predict_sources(rubric_section(raw)) == {"x": "new/x.tsv", "y": "new/y.parquet"}
     targets = rubric_targets(raw)
     assert "res/rubric/model.pt" in targets and "res/rubric/predictions/y.parquet" in targets
     assert calibrated_qrels_files("res", calibrated_section(raw))["qrels"] == "res/qrels/calibrated/expected-2.qrels"
     assert "res/qrels/calibrated/expected-2.qrels" in calibrated_targets(raw)
-    off = {"results_dir": "res", "rubric": {"enabled": False}, "calibrated_qrels": {"enabled": False}}
-    assert rubric_targets(off) == [] and rubric_targets({"results_dir": "res"}) == []
-    assert calibrated_targets(off) == [] and calibrated_targets({"results_dir": "res"}) == []
-    dup = {"rubric": {"llm": "a", "human": "h", "predict": ["p/x.tsv", "q/x.tsv"]}}
+    off = Config.model_validate({**data, "rubric": {"enabled": False}, "calibrated_qrels": {"enabled": False}})
+    none = Config.model_validate(data)
+    assert rubric_targets(off) == [] and rubric_targets(none) == []
+    assert calibrated_targets(off) == [] and calibrated_targets(none) == []
+    dup = Config.model_validate({**data, "rubric": {"llm": "a", "human": "h", "predict": ["p/x.tsv", "q/x.tsv"]}})
     with pytest.raises(InputError, match="two entries are named 'x'"):
         rubric_predict_sources(rubric_section(dup))
 

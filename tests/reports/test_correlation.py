@@ -1,79 +1,13 @@
-"""Leaderboard correlation: tau-ap by hand, Spearman / Kendall tau-b as scipy, seeded bootstrap intervals."""
+"""The correlation report: plots that say when a correlation is undefined, the analysis cache, and the same
+ranking and tau as the judge audit whatever the missing-query policy."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import kendalltau, spearmanr
-
-from autograde.core.stats import kendall_matrix, spearman_matrix, tau_ap_matrix
-from autograde.pipeline.leaderboard import rank_correlation
-from autograde.reports.correlation import correlate
-
-
-def test_tau_ap_hand_computed() -> None:
-    # ours: A > B > C > D. Official B, A, C, D (swap at the top): C(2)=0/1, C(3)=2/2, C(4)=3/3 -> 2/3*2 - 1 = 1/3.
-    # Official A, B, D, C (swap at the bottom): 1/1, 2/2, 2/3 -> 2/3*(8/3) - 1 = 7/9. Kendall is 2/3 for both.
-    ours = np.array([[4.0, 3.0, 2.0, 1.0]])
-    top, bottom = np.array([3.0, 4.0, 2.0, 1.0]), np.array([4.0, 3.0, 1.0, 2.0])
-    assert tau_ap_matrix(ours, top)[0] == pytest.approx(1 / 3)
-    assert tau_ap_matrix(ours, bottom)[0] == pytest.approx(7 / 9)
-    assert kendall_matrix(ours, top)[0] == pytest.approx(2 / 3) == kendall_matrix(ours, bottom)[0]
-    assert tau_ap_matrix(ours, ours[0])[0] == 1.0 and tau_ap_matrix(ours, -ours[0])[0] == -1.0
-
-
-def test_vectorized_spearman_and_kendall_equal_scipy_with_ties() -> None:
-    rng = np.random.default_rng(3)
-    scores = rng.integers(0, 5, size=(50, 9)).astype(float)  # many ties
-    truth = rng.integers(0, 4, size=9).astype(float)
-    for row, rho, tau in zip(scores, spearman_matrix(scores, truth), kendall_matrix(scores, truth), strict=True):
-        if len(set(row)) > 1:
-            assert rho == pytest.approx(spearmanr(row, truth).statistic)
-            assert tau == pytest.approx(kendalltau(row, truth).statistic)  # tau-b
-        else:
-            assert np.isnan(rho) and np.isnan(tau)
-
-
-def _per_query(n_sys: int = 6, n_q: int = 12, seed: int = 0) -> tuple[pd.DataFrame, dict[str, float]]:
-    rng = np.random.default_rng(seed)
-    quality = np.linspace(0.8, 0.2, n_sys)
-    rows = [(f"s{s}", f"q{q}", float(np.clip(quality[s] + rng.normal(0, 0.25), 0, 1)))
-            for s in range(n_sys) for q in range(n_q)]
-    official = {f"s{s}": float(s + 1) for s in range(n_sys)}
-    return pd.DataFrame(rows, columns=["run", "query_id", "value"]), official
-
-
-def test_point_estimates_match_the_leaderboard_correlation() -> None:
-    per_q, official = _per_query()
-    res = correlate(per_q, official, samples=0)
-    means = per_q.groupby("run")["value"].mean()
-    lb = pd.DataFrame({"run": means.index, "score": means.to_numpy()})
-    ref = rank_correlation(lb, official)
-    assert res.point["spearman"] == pytest.approx(ref["spearman"]) and res.point["kendall"] == pytest.approx(ref["kendall"])
-    assert res.n_systems == 6 and res.n_queries == 12 and np.isnan(res.low["kendall"])
-
-
-def test_bootstrap_intervals_identical_for_the_same_seed() -> None:
-    per_q, official = _per_query(n_sys=25, n_q=15)
-    a = correlate(per_q, official, samples=300, seed=11)
-    b = correlate(per_q.sample(frac=1.0, random_state=1), official, samples=300, seed=11)  # row order does not matter
-    c = correlate(per_q, official, samples=300, seed=12)
-    assert a.low == b.low and a.high == b.high
-    assert (a.low, a.high) != (c.low, c.high)
-    for m in ("spearman", "kendall", "tau_ap"):
-        assert -1.0 <= a.low[m] <= a.high[m] <= 1.0
-
-
-def test_missing_values_and_systems_outside_the_official_leaderboard() -> None:
-    per_q, official = _per_query()
-    per_q = per_q[~((per_q["run"] == "s0") & (per_q["query_id"] == "q0"))]  # s0 skipped q0 (cover's skip policy)
-    extra = pd.DataFrame([("unofficial", "q0", 1.0)], columns=["run", "query_id", "value"])
-    res = correlate(pd.concat([per_q, extra]), official, samples=50, seed=0)
-    assert res.n_systems == 6 and "unofficial" not in res.scores
-    assert res.scores["s0"] == pytest.approx(per_q[per_q["run"] == "s0"]["value"].mean())  # mean over its 11 queries
+from support.leaderboards import per_query_table
 
 
 def test_a_plot_with_an_undefined_correlation_says_so(tmp_path) -> None:
@@ -110,7 +44,7 @@ def test_the_report_bootstraps_only_the_leaderboards_whose_inputs_changed(tmp_pa
     official = tmp_path / "official.json"
     sources = []
     for g in range(3):
-        per_q, off = _per_query(seed=g)
+        per_q, off = per_query_table(seed=g)
         official.write_text(json.dumps(off))
         path = tmp_path / f"eval-{g}.parquet"
         write_table(path, per_q.assign(measure="map"), ["run", "query_id", "measure"])
@@ -130,8 +64,52 @@ def test_the_report_bootstraps_only_the_leaderboards_whose_inputs_changed(tmp_pa
     first = run("first", cache)
     assert "3 leaderboards, 3 computed, 0 from the cache" in messages.getvalue()
     assert run("again", cache) == first and "3 leaderboards, 0 computed, 3 from the cache" in messages.getvalue()
-    edited, _ = _per_query(seed=7)  # one grader's per-query values move
+    edited, _ = per_query_table(seed=7)  # one grader's per-query values move
     write_table(sources[1]["per_query"], edited.assign(measure="map"), ["run", "query_id", "measure"])
     after = run("after", cache)
     assert "3 leaderboards, 1 computed, 2 from the cache" in messages.getvalue()
     assert after == run("scratch", None) and after != first
+
+
+def test_the_report_and_the_audit_rank_as_the_leaderboard_under_both_missing_query_policies(tmp_path: Path) -> None:
+    """A table where two systems lack some queries: under ``skip`` the leaderboard averages the queries a system has,
+    under ``zero`` a missing query counts 0. The correlation report and the judge audit rank the systems as that
+    leaderboard does and give the Kendall tau of its ranking, under both policies (they share one function)."""
+    import json
+
+    from scipy.stats import kendalltau
+
+    from autograde.audit.stages import system_tables
+    from autograde.config.audit import AuditConfig
+    from autograde.config.reports import ReportsConfig
+    from autograde.core.layout import Leaderboard
+    from autograde.core.tables import write_table
+    from autograde.reports.stages import run_report_correlation
+
+    per_q, _ = per_query_table(n_sys=6, n_q=10, seed=3)
+    # s1 is strong on the queries it has but lacks four of them: skip ranks it high, zero low
+    per_q.loc[per_q["run"] == "s1", "value"] = 0.95
+    gaps = (per_q["run"] == "s1") & per_q["query_id"].isin(["q0", "q1", "q2", "q3"])
+    gaps |= (per_q["run"] == "s4") & (per_q["query_id"] == "q5")
+    grader = per_q[~gaps]
+    human = per_q.assign(value=per_q["value"] * 0.5 + 0.1)  # the human table has every query
+    write_table(tmp_path / "grader.parquet", grader.assign(measure="map"), ["run", "query_id", "measure"])
+    write_table(tmp_path / "human.parquet", human.assign(measure="map"), ["run", "query_id", "measure"])
+    truth = human.groupby("run")["value"].mean()
+    official = {r: float(rank) for rank, r in enumerate(truth.sort_values(ascending=False).index, 1)}
+    (tmp_path / "official.json").write_text(json.dumps(official))
+    seen = {}
+    for policy in ("skip", "zero"):
+        full = grader.pivot_table(index="run", columns="query_id", values="value")
+        means = (full.mean(axis=1) if policy == "skip" else full.fillna(0.0).mean(axis=1)).sort_index()
+        expected = float(kendalltau(means.to_numpy(), truth.sort_index().to_numpy()).statistic)
+        lb = Leaderboard("g", "max-4", "map", "", str(tmp_path / "grader.parquet"), missing_queries=policy)
+        ref = Leaderboard("human", "-", "map", "", str(tmp_path / "human.parquet"), missing_queries=policy)
+        run_report_correlation(ReportsConfig(bootstrap_samples=0), [lb.as_dict()], tmp_path / "official.json",
+                               tmp_path / f"corr-{policy}.tsv", tmp_path)
+        report = pd.read_csv(tmp_path / f"corr-{policy}.tsv", sep="\t")
+        systems, _ = system_tables([lb, ref], AuditConfig(bootstrap_samples=0), {"map"})
+        assert report["kendall"].iloc[0] == pytest.approx(expected, abs=1e-12), policy
+        assert systems["kendall"].iloc[0] == pytest.approx(expected, abs=1e-12), policy
+        seen[policy] = list(means.sort_values(ascending=False, kind="mergesort").index)
+    assert seen["skip"].index("s1") < seen["zero"].index("s1")  # the two policies rank differently here

@@ -28,7 +28,7 @@ def test_calibrated_qrels_flow_into_leaderboards_and_correlation(mini: Path) -> 
     raw["cover"] = {"enabled": False}
     raw["reports"] = {"enabled": False}
     raw["calibrated_qrels"] = {"sources": ["results/grades/sim.parquet", "results/grades/strict.parquet"],
-                               "judgments": "data/qrels.txt", "levels": [0, 1, 2], "relevant_level": 2,
+                               "judgments": "data/qrels.txt", "levels": [0, 1, 2], "relevance_level": 2,
                                "folds": 3, "output": "threshold", "estimators": ["logistic"],
                                "logistic_c": [1.0], "selection_folds": 3}
     mini.write_text(yaml.safe_dump(raw, sort_keys=False))

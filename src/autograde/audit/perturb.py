@@ -19,7 +19,7 @@ perturbed passages, deterministically (the off-topic donor comes from a seeded c
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from autograde.config.audit import INJECTIONS, PERTURBATIONS
@@ -60,21 +60,54 @@ def check_perturbations(names: Sequence[str]) -> None:
         raise UnknownNameError(f"unknown perturbation(s) {', '.join(map(repr, bad))}; valid: {', '.join(PERTURBATIONS)}")
 
 
+@dataclass(frozen=True)
+class PerturbationInput:
+    """What a perturbation reads: the pair, its query's terms, and the settings (``donor``: the off-topic passage)."""
+
+    name: str
+    query_id: str
+    query: str
+    passage: str
+    terms: str
+    repeats: int
+    injections: Sequence[str]
+    donor: str | None
+
+
+def _stuffing(x: PerturbationInput) -> list[Perturbed]:
+    return [Perturbed(x.name, x.name, (x.passage.rstrip() + (" " + x.terms) * x.repeats).strip())]
+
+
+def _injection(x: PerturbationInput) -> list[Perturbed]:
+    return [Perturbed(x.name, f"{x.name}-{i + 1}", f"{x.passage.rstrip()} {text}".strip())
+            for i, text in enumerate(x.injections)]
+
+
+def _query(x: PerturbationInput) -> list[Perturbed]:
+    return [Perturbed(x.name, x.name, x.query)]
+
+
+def _first_sentence(x: PerturbationInput) -> list[Perturbed]:
+    return [Perturbed(x.name, x.name, first_sentence(x.passage))]
+
+
+def _off_topic(x: PerturbationInput) -> list[Perturbed]:
+    if x.donor is None:
+        raise InvalidValueError(f"the off_topic perturbation of query {x.query_id!r} needs a passage of another "
+                                "query (the sample has pairs of one query only: sample more, or leave off_topic out)")
+    return [Perturbed(x.name, x.name, f"{x.donor.rstrip()} {x.terms}".strip())]
+
+
+PERTURB: dict[str, Callable[[PerturbationInput], list[Perturbed]]] = {
+    "stuffing": _stuffing, "injection": _injection, "query": _query, "first_sentence": _first_sentence,
+    "off_topic": _off_topic}
+"""Every perturbation by its name (the names are :data:`autograde.config.audit.PERTURBATIONS`; a test keeps the two
+equal)."""
+
+
 def perturb(name: str, query_id: str, query: str, passage: str, *, repeats: int = 5,
             injections: Sequence[str] = INJECTIONS, donor: str | None = None) -> list[Perturbed]:
     """The perturbed copies of one pair under perturbation ``name`` (``donor``: the off-topic passage)."""
     check_perturbations([name])
-    terms = " ".join(query_terms(query))
-    if name == "stuffing":
-        return [Perturbed(name, name, (passage.rstrip() + (" " + terms) * repeats).strip())]
-    if name == "injection":
-        return [Perturbed(name, f"{name}-{i + 1}", f"{passage.rstrip()} {text}".strip())
-                for i, text in enumerate(injections)]
-    if name == "query":
-        return [Perturbed(name, name, query)]
-    if name == "first_sentence":
-        return [Perturbed(name, name, first_sentence(passage))]
-    if donor is None:
-        raise InvalidValueError(f"the off_topic perturbation of query {query_id!r} needs a passage of another "
-                                "query (the sample has pairs of one query only: sample more, or leave off_topic out)")
-    return [Perturbed(name, name, f"{donor.rstrip()} {terms}".strip())]
+    return PERTURB[name](PerturbationInput(name, query_id, query, passage, " ".join(query_terms(query)), repeats,
+                                           injections, donor))

@@ -87,8 +87,6 @@ def meta_evaluate(config: Config, leaderboards: Sequence[Leaderboard], results: 
     ``leaderboards`` are the experiment's (:func:`autograde.workflow.leaderboards.leaderboards`, the one list): each
     one with a leaderboard of the same measure under the human qrels is compared with it (cover and nugget
     leaderboards have none)."""
-    from autograde.audit.metaeval import system_agreement
-    from autograde.core.tables import read_table
     from autograde.io.trec import read_qrels
     from autograde.reports.agreement import qrels_pairs
 
@@ -96,37 +94,47 @@ def meta_evaluate(config: Config, leaderboards: Sequence[Leaderboard], results: 
         raise ConfigError("the experiment has no human qrels (data.qrels): nothing to meta-evaluate against")
     audit = audit_section(config)
     lay = Layout.of(results or config.results_dir)
-    relevant = config.reports.relevant_level_or(config.evaluation.human_relevance_level)
+    relevant = config.reports.level
     sources = [(g.name, v, qrels_pairs(read_qrels(lay.qrels(g.name, v))), QrelsVariant.parse(v).level)
                for g in config.graders for v in config.qrels_variants_of(g.name)]
     tables = label_tables(sources, judgments_of(lay.root), relevant)
-    measures = set(audit.measures or config.evaluation.measures)
+    tables.systems, topics = system_tables(leaderboards, audit, set(audit.measures or config.evaluation.measures))
+    if len(topics):
+        tables.per_topic = pd.concat([tables.per_topic, topics], ignore_index=True)
+    return tables
+
+
+def system_tables(leaderboards: Sequence[Leaderboard], audit: AuditConfig, measures: set[str]
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The system-level rows (one per leaderboard of ``measures`` that has a human leaderboard of its measure) and
+    the per-topic Kendall tau: :func:`autograde.metrics.rank_agreement.leaderboard_agreement`, the function the
+    correlation report uses, each side's means formed as its leaderboard forms them."""
+    from autograde.audit.metaeval import quantiles
+    from autograde.metrics.rank_agreement import leaderboard_agreement
+    from autograde.pipeline.leaderboard import leaderboard_values
+
     human = {lb.measure: lb for lb in leaderboards if lb.grader == HUMAN}
     tables_read: dict[str, pd.DataFrame] = {}
-
-    def per_query(lb: Leaderboard) -> pd.DataFrame:
-        if lb.per_query not in tables_read:
-            tables_read[lb.per_query] = read_table(lb.per_query)
-        t = tables_read[lb.per_query]
-        t = t[t["measure"] == lb.measure] if "measure" in t.columns and lb.column == "value" else t
-        return t[["run", "query_id", lb.column]].rename(columns={lb.column: "value"})
-
     rows, topics = [], []
     for lb in leaderboards:
         if lb.grader == HUMAN or lb.measure not in human or lb.measure not in measures:
             continue
         try:
-            sa = system_agreement(per_query(lb), per_query(human[lb.measure]), audit.top_k, audit.bootstrap_samples,
-                                  audit.bootstrap_seed, audit.confidence)
+            sa = leaderboard_agreement(leaderboard_values(lb, tables_read),
+                                       leaderboard_values(human[lb.measure], tables_read), SYSTEM_STATISTICS,
+                                       audit.top_k, audit.bootstrap_samples, audit.bootstrap_seed, audit.confidence,
+                                       missing_queries=lb.missing_queries)
         except InvalidValueError as exc:
             raise InvalidValueError(f"{lb.grader} {lb.qrels} {lb.measure}: {exc}") from None
-        rows.append({"grader": lb.grader, "variant": lb.qrels, "measure": lb.measure, **sa.row()})
+        rows.append({"grader": lb.grader, "variant": lb.qrels, "measure": lb.measure, **sa.row(),
+                     **{f"topic_tau_{k}": v for k, v in quantiles(sa.topic_tau).items()}})
         topics.append(pd.DataFrame({"grader": lb.grader, "variant": lb.qrels, "measure": lb.measure,
                                     "query_id": sa.queries, "tau": sa.topic_tau}))
-    tables.systems = pd.DataFrame(rows)
-    if topics:
-        tables.per_topic = pd.concat([tables.per_topic, *topics], ignore_index=True)
-    return tables
+    return pd.DataFrame(rows), (pd.concat(topics, ignore_index=True) if topics else pd.DataFrame())
+
+
+SYSTEM_STATISTICS = ("kendall", "tau_ap", "spearman")
+"""The system-level statistics of the meta-evaluation (besides top-k Kendall), in the order of its columns."""
 
 
 def write_meta(tables: MetaTables, out: dict[str, str], top_k: Sequence[int], title: str) -> None:

@@ -32,7 +32,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import ValidationInfo, field_validator
+
+from autograde.core.schema import Strict
 
 FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 LIST_LINE_RE = re.compile(
@@ -230,14 +232,12 @@ class ItemLimits:
     max_item_chars: int = 400
 
 
-class GeneratedItems(BaseModel):
+class GeneratedItems(Strict):
     """The validated items of one answer (pass ``context={"limits": ItemLimits(...)}`` to ``model_validate``).
 
     >>> GeneratedItems.model_validate({"items": ["Who?", " who ", "2. When?"]}).items
     ['Who?', 'When?']
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     items: list[str]
     dropped: list[str] = []

@@ -42,12 +42,6 @@ def bank_config(config: Config, name: str) -> BankGenerationConfig:
     return gen[name]
 
 
-def is_graded_as_generated(config: Config, bank: str) -> bool:
-    """Whether graders of ``bank`` read the workflow's generated file (not a hand-made or edited bank)."""
-    g = config.bank_generation.get(bank)
-    return g is not None and g.grade_with == "generated"
-
-
 def _prompt_digest(name: str, cfg: BankGenerationConfig) -> str | None:
     """The generation prompt's digest (custom prompt files included); None when it cannot be resolved."""
     from autograde.banks.generate import resolve_generation_prompt

@@ -83,7 +83,7 @@ def check_calibrated(config: Config, src: ConfigSource, problems: Problems) -> N
         if Path(path).exists():
             from autograde.calibrated.features import read_sources
 
-            read = read_sources([path], count_threshold, problems)
+            read = read_sources([path], count_threshold, problems, src.locate(("calibrated_qrels", "sources", i)))
             present += read
             names += [s.name for s in read]
         elif (planned := _planned_names(config, path)) is not None:
@@ -105,7 +105,7 @@ def check_calibrated(config: Config, src: ConfigSource, problems: Problems) -> N
                      f"{', '.join(sorted(names)) or 'none'}; the model was fitted with {', '.join(needed)})",
                      "add each missing source (a qrels file named <source>.qrel, or the grades of grader <source>), "
                      "or use a model fitted on these sources")
-    _check_present(model, present, names, problems)
+    _check_present(model, present, names, problems, src.locate(("calibrated_qrels", "sources")))
 
 
 def _count_threshold(model: CalibratedQrelsModel | None, cfg: Any) -> int:
@@ -115,7 +115,7 @@ def _count_threshold(model: CalibratedQrelsModel | None, cfg: Any) -> int:
 
 
 def _check_present(model: CalibratedQrelsModel, present: list[SourceData], names: list[str],
-                   problems: Problems) -> None:
+                   problems: Problems, at: tuple[str, int | None]) -> None:
     """The source files already there against the model: labels it saw, the same features."""
     from autograde.calibrated.features import check_against
 
@@ -123,4 +123,4 @@ def _check_present(model: CalibratedQrelsModel, present: list[SourceData], names
     encodings = [e for e in model.encodings if e.name in used]
     sources = [s for s in present if s.name in {e.name for e in encodings}]
     keys = sorted({k for s in sources for k in s.labels})
-    check_against(sources, encodings, keys, problems, names)
+    check_against(sources, encodings, keys, problems, names, at)

@@ -87,7 +87,7 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
     lv = np.asarray(levels)
     data = training_rows(features, judgments, levels, cfg.judgments)
     judged_keys = [features.keys[i] for i in data.rows]
-    truth = lv[data.answers] >= cfg.relevant_level
+    truth = lv[data.answers] >= cfg.level
     fold_of = query_folds(features, judgments, cfg.folds, cfg.seed)
     row_fold = np.array([fold_of[q] for q, _ in features.keys])
     judged_fold = row_fold[data.rows]
@@ -110,14 +110,14 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
         x_te = features.matrix[data.rows[te]]
         kappas: dict[str, float] = {}
         for name, cand in fitted.candidates.items():
-            d = output_labels(cand.estimator.predict_proba(x_te), tuple(levels), cfg.relevant_level,
+            d = output_labels(cand.estimator.predict_proba(x_te), tuple(levels), cfg.level,
                               cand.thresholds.deployed, "threshold")
-            decisions.setdefault(name, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.relevant_level
-            kappas[name] = binary_kappa(d >= cfg.relevant_level, truth[te])
-        d = output_labels(probs[np.isin(test_rows, data.rows[te])], tuple(levels), cfg.relevant_level,
+            decisions.setdefault(name, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.level
+            kappas[name] = binary_kappa(d >= cfg.level, truth[te])
+        d = output_labels(probs[np.isin(test_rows, data.rows[te])], tuple(levels), cfg.level,
                           fitted.model.thresholds, "threshold")
-        decisions.setdefault(SELECTED, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.relevant_level
-        kappas[SELECTED] = binary_kappa(d >= cfg.relevant_level, truth[te])
+        decisions.setdefault(SELECTED, np.zeros(len(truth), dtype=bool))[te] = d >= cfg.level
+        kappas[SELECTED] = binary_kappa(d >= cfg.level, truth[te])
         selected = next(r["estimator"] for r in fitted.selection if r.get("selected"))
         singles, chosen, test_keys = _fold_single_sources(features, judged_keys, te, truth, decisions)
         oracle = best_single_source(features.labels, test_keys, truth[te])
@@ -135,7 +135,7 @@ def cross_validate_qrels(cfg: CalibratedQrelsConfig, features: RelevanceFeatures
     qrels: Qrels = {}
     for (q, doc), lab in zip(features.keys, labels_all.tolist(), strict=True):
         qrels.setdefault(q, {})[doc] = int(lab)
-    table = passages_table(features, probs_all, labels_all, levels, cfg.relevant_level, judgments)
+    table = passages_table(features, probs_all, labels_all, levels, cfg.level, judgments)
     table.insert(2, "fold", row_fold)
     return qrels, report, table
 
@@ -179,7 +179,7 @@ def _report(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, data: Any, 
               "labels_of_all": level_shares(labels_all, levels)} if cfg.output != "probability" else None
     return {
         "sources": sorted(features.labels), "features": len(features.names), "passages": len(features.keys),
-        "judged": len(data.rows), "queries": len({q for q, _ in features.keys}), "relevant_level": cfg.relevant_level,
+        "judged": len(data.rows), "queries": len({q for q, _ in features.keys}), "relevant_level": cfg.level,
         "levels": levels, "folds": cfg.folds, "seed": cfg.seed, "output": cfg.output,
         "estimators": list(cfg.estimators), "network": cfg.network.model_dump(),
         "overall": {

@@ -33,7 +33,7 @@ import pandas as pd
 from autograde.core.errors import Problems
 from autograde.core.ids import PairKey
 from autograde.core.log import logger
-from autograde.io.trec import read_qrels
+from autograde.io.trec import read_qrels_with_lines
 from autograde.pipeline.qrels import passage_labels
 
 __all__ = ["RelevanceFeatures", "SourceData", "SourceEncoding", "check_against", "encode", "features_from_sources",
@@ -52,6 +52,13 @@ class SourceData:
     labels: dict[PairKey, int]
     extra: dict[PairKey, list[float]] = field(default_factory=dict)
     extra_names: tuple[str, ...] = ()
+    lines: dict[PairKey, int] = field(default_factory=dict)
+    """The line of each label in its file (a qrels source), for problems that name one."""
+
+    def first_line(self, label: int) -> int | None:
+        """The first line holding ``label`` (None for a grades table, whose rows have no line)."""
+        found = [self.lines[k] for k, v in self.labels.items() if v == label and k in self.lines]
+        return min(found) if found else None
 
 
 @dataclass(frozen=True)
@@ -145,9 +152,10 @@ def _grades_sources(path: Path, count_threshold: int, problems: Problems) -> lis
     return out
 
 
-def read_sources(sources: Iterable[str], count_threshold: int = 4, problems: Problems | None = None
-                 ) -> list[SourceData]:
-    """Every source of the given files (a qrels file is one source, a grades parquet one per grader)."""
+def read_sources(sources: Iterable[str], count_threshold: int = 4, problems: Problems | None = None,
+                 at: tuple[str, int | None] = ("calibrated_qrels.sources", None)) -> list[SourceData]:
+    """Every source of the given files (a qrels file is one source, a grades parquet one per grader); ``at``: where
+    the list of sources is written (a config file and line), for problems of the list itself."""
     own = problems is None
     problems = problems if problems is not None else Problems()
     out: list[SourceData] = []
@@ -159,14 +167,14 @@ def read_sources(sources: Iterable[str], count_threshold: int = 4, problems: Pro
                 continue
             out += _grades_sources(p, count_threshold, problems)
         else:
-            q = read_qrels(p, problems)
+            q, lines = read_qrels_with_lines(p, problems)
             out.append(SourceData(_source_name(p), "qrels", str(p),
-                                  {(qid, d): v for qid, docs in q.items() for d, v in docs.items()}))
+                                  {(qid, d): v for qid, docs in q.items() for d, v in docs.items()}, lines=lines))
     if not out and not problems:
-        problems.add("calibrated_qrels.sources", None, "no sources given", "list qrels or grades files")
+        problems.add(*at, "no sources given", "list qrels or grades files")
     names = [s.name for s in out]
     for n in sorted({n for n in names if names.count(n) > 1}):
-        problems.add("calibrated_qrels.sources", None, f"two sources are named {n!r}",
+        problems.add(*at, f"two sources are named {n!r}",
                      "give every source a distinct file name (the name labels its features)")
     if own:
         problems.raise_if_any()
@@ -196,32 +204,38 @@ def _training_encoding(src: SourceData, keys: list[PairKey]) -> SourceEncoding:
 
 
 def check_against(sources: list[SourceData], encodings: list[SourceEncoding], keys: list[PairKey],
-                   problems: Problems, given: list[str] | None = None) -> None:
+                   problems: Problems, given: list[str] | None = None,
+                   at: tuple[str, int | None] = ("sources", None)) -> None:
     """A new collection's sources against a model's encodings: same names, labels the model saw, same features.
-    ``given``: the names of every source given (also those the model does not use), for the message."""
+    ``given``: the names of every source given (also those the model does not use), for the message; ``at``: where
+    the sources are named (a config line, or the command's option), for a source that is missing. A label the
+    model never saw is named at its first line in the source file."""
     have = {s.name: s for s in sources}
     given = sorted(given if given is not None else have)
     for enc in encodings:
         src = have.get(enc.name)
         if src is None:
-            problems.add("sources", None, f"the model needs source {enc.name!r}, which none of the given files has "
+            problems.add(*at, f"the model needs source {enc.name!r}, which none of the given files has "
                          f"(given: {', '.join(given) or 'none'})",
                          f"add the {enc.name} output of the new collection (a qrels file named {enc.name}.qrel or a "
                          f"grades table with grader {enc.name})")
             continue
         unseen = sorted(set(src.labels.values()) - set(enc.levels))
         if unseen:
-            problems.add(src.path, None, f"source {enc.name!r} has label(s) {', '.join(map(str, unseen))} the model "
+            problems.add(src.path, src.first_line(unseen[0]), f"source {enc.name!r} has label(s) "
+                         f"{', '.join(map(str, unseen))} the model "
                          f"never saw (training labels: {', '.join(map(str, enc.levels))})",
                          "give the same grader's output on the same scale, or refit the model with these labels")
         if tuple(src.extra_names) != enc.extra:
             problems.add(src.path, None, f"source {enc.name!r} has features {', '.join(src.extra_names) or 'none'}, "
                          f"the model was fitted with {', '.join(enc.extra) or 'none'}",
                          "grade the new collection with the same grader settings (scoring, bank)")
-        lacking = sum(1 for k in keys if k not in src.labels)
+        lacking = [k for k in keys if k not in src.labels]
         if lacking and not enc.missing:
-            problems.add(src.path, None, f"source {enc.name!r} lacks {lacking} of the {len(keys)} passages, and "
-                         "every training passage had it", "give every passage a label from every source")
+            q, d = lacking[0]
+            problems.add(src.path, None, f"source {enc.name!r} lacks {len(lacking)} of the {len(keys)} passages (the "
+                         f"first: query {q!r}, passage {d!r}), and every training passage had it",
+                         "give every passage a label from every source")
 
 
 def encode(sources: list[SourceData], mode: Encoding, encodings: list[SourceEncoding] | None = None

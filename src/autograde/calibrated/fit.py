@@ -144,7 +144,7 @@ def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judg
     levels = list(cfg.levels)
     data = training_rows(features, judgments, levels, cfg.judgments or "judgments", every_level=True)
     x, y = features.matrix[data.rows], data.answers
-    rel_index = levels.index(cfg.relevant_level)
+    rel_index = levels.index(cfg.level)
     split = GroupSplit.of(data.groups, cfg.selection_folds, [cfg.seed, 2])
     table: list[dict[str, Any]] = []
     alone: dict[str, Candidate] = {}
@@ -171,7 +171,7 @@ def fit_calibrated(cfg: CalibratedQrelsConfig, features: RelevanceFeatures, judg
     logger.info("deployed %s: held-out kappa %.4f +- %.4f", picked.estimator.name, table[-1]["mean_kappa"],
                 table[-1]["kappa_se"])
     info = _provenance(cfg, features, data, picked.thresholds)
-    model = CalibratedQrelsModel(list(features.encodings), features.mode, tuple(levels), cfg.relevant_level,
+    model = CalibratedQrelsModel(list(features.encodings), features.mode, tuple(levels), cfg.level,
                                  picked.estimator, picked.thresholds.deployed, {**info, "selection": table})
     return FitResult(model, table, alone)
 

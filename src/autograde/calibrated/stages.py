@@ -147,3 +147,13 @@ def run_apply(model_dir: str | Path, sources: list[str], out_qrels: str | Path, 
     _write(out_json, out_md, out_table, report, apply_markdown(report), table)
     logger.info("wrote %s (%d passages labelled by %s)", out_qrels, report["passages"], report["estimator"])
     return report
+
+
+def run_calibrated_qrels(cfg: CalibratedQrelsConfig, out_qrels: str | Path, out_json: str | Path,
+                         out_md: str | Path, out_table: str | Path) -> dict[str, Any]:
+    """The workflow's calibrated labels: cross-validated on this experiment's judgments, or, with
+    ``calibrated_qrels.model``, applied from a model folder fitted elsewhere."""
+    if cfg.model:
+        return run_apply(cfg.model, cfg.sources, out_qrels, out_json, out_md, out_table, cfg.output,
+                         cfg.judgments or None)
+    return run_cross_validate(cfg, out_qrels, out_json, out_md, out_table)

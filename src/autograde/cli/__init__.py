@@ -9,8 +9,8 @@ Examples::
     autograde bank stats banks/questions.jsonl.gz
     autograde rubric evaluate --config config/rubric/example.yaml --out evaluation.json
 
-One module per command group registers its subcommands (:data:`GROUPS`); this module only builds the parser
-and dispatches. Errors: every :class:`~autograde.core.errors.AutogradeError` (bad input, bad config, an endpoint
+One module per command group registers its subcommands (:data:`GROUPS`: the core's and each registered feature's);
+this module only builds the parser and dispatches. Errors: every :class:`~autograde.core.errors.AutogradeError` (bad input, bad config, an endpoint
 that fails) prints as one message naming the file, line and fix, with exit status 2; anything else is a bug
 and keeps its traceback.
 """
@@ -18,31 +18,20 @@ and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
+from types import ModuleType
 
 from autograde import __version__
-from autograde.cli import (
-    audit,
-    autojudge,
-    banks,
-    data,
-    doctor,
-    interchange,
-    metrics,
-    nuggets,
-    plan,
-    prompts,
-    reports,
-    reproduce,
-    rubric,
-    sample,
-    stages,
-)
+from autograde.cli import autojudge, doctor, interchange, metrics, plan, prompts, stages
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
+from autograde.workflow.features import FEATURES
 
-GROUPS = (stages, interchange, prompts, doctor, plan, metrics, reports, banks, rubric, reproduce, nuggets, audit, sample,
-          data, autojudge)
-"""The command groups, in the order ``autograde --help`` lists them; each has ``register(subparsers)``."""
+CORE_GROUPS: tuple[ModuleType, ...] = (stages, interchange, prompts, doctor, plan, metrics, autojudge)
+"""The command groups of the core pipeline, first in ``autograde --help``."""
+GROUPS: tuple[ModuleType, ...] = CORE_GROUPS + tuple(importlib.import_module(f.cli) for f in FEATURES if f.cli)
+"""Every command group: the core's, then each feature's (:attr:`autograde.core.feature.Feature.cli`, in the order
+the features are registered); each has ``register(subparsers)``."""
 
 __all__ = ["GROUPS", "build_parser", "main"]
 

@@ -111,7 +111,7 @@ def read_section(path: str | None, key: str) -> dict[str, Any]:
     section = raw.get(key) or {}
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: '{key}:' must be a mapping of settings, got {type(section).__name__} "
-                          f"(fix: see the '{key}:' section of the README's config reference)")
+                          f"(fix: see the '{key}:' section of docs/config.md)")
     return dict(section)
 
 

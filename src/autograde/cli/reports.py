@@ -70,13 +70,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from autograde.reports.stages import (
         grader_report_files,
         grader_report_spec,
-        reports_config,
         run_grader_reports,
         run_report_correlation,
     )
 
     config = load_experiment(args)
-    rc = reports_config(config)
+    rc = config.reports
     r = _results_folder(args.results or config.results_dir)
     lay = Layout.of(r)
     graders = args.grader or [g.name for g in config.graders]
@@ -116,17 +115,12 @@ def _results_folder(path: str) -> str:
 def cmd_site(args: argparse.Namespace) -> int:
     """The static review site from the results folder of the experiment (``--config``, else
     ``$AUTOGRADE_EXPERIMENT``, else the bundled example: the rule every command follows)."""
-    from autograde.reports.stages import reports_config, run_site
+    from autograde.workflow.site import build_experiment_site
 
     config = load_experiment(args)
-    rc = reports_config(config)
     results = _results_folder(args.results or config.results_dir)
-    official = args.official or config.data.official_leaderboard
-    level = (args.relevant_level if args.relevant_level is not None
-             else rc.relevant_level_or(config.evaluation.human_relevance_level))
-    graders = args.grader or [g.name for g in config.graders]
     out = args.out or Layout.of(results).site
-    stats = run_site(rc, results, out, graders, official, level, config.grading.cache_dir)
+    stats = build_experiment_site(config, out, results, args.grader or None, args.official, args.relevant_level)
     print(f"{out}/index.html: {stats['pages']} pages, {stats['bytes'] / 1e6:.1f} MB, {stats['seconds']} s")
     return 0
 

@@ -19,10 +19,11 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from autograde.core.errors import InvalidValueError
 from autograde.core.ids import NAME_RE
+from autograde.core.schema import Strict
 from autograde.grading.registry import LLMBackendName
 from autograde.grading.spec import ModelSpec
 
@@ -31,11 +32,9 @@ if TYPE_CHECKING:
 
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class DecodingConfig(_Strict):
+class DecodingConfig(Strict):
     """How the model decodes (part of the identity of every cached answer)."""
 
     max_new_tokens: int = Field(default=512, ge=16, le=16384, description="tokens generated per answer; too few cut the JSON off (then a repair prompt follows)")
@@ -126,7 +125,7 @@ def add_generated_banks(raw: Any) -> Any:
 
 def generated_banks(config: Config) -> dict[str, BankGenerationConfig]:
     """The ``bank_generation:`` entries of a validated config (empty when the section is absent)."""
-    return dict(getattr(config, "bank_generation", None) or {})
+    return dict(config.bank_generation)
 
 
 def banks_read_at_parse_time(config: Config) -> dict[str, str]:
@@ -134,3 +133,9 @@ def banks_read_at_parse_time(config: Config) -> dict[str, str]:
     (their file is an output of the workflow and may not exist yet)."""
     skip = {name for name, g in generated_banks(config).items() if g.grade_with == "generated"}
     return {name: path for name, path in config.banks.items() if name not in skip}
+
+
+def is_graded_as_generated(config: Config, bank: str) -> bool:
+    """Whether graders of ``bank`` read the workflow's generated file (not a hand-made or edited bank)."""
+    g = config.bank_generation.get(bank)
+    return g is not None and g.grade_with == "generated"

@@ -9,23 +9,22 @@ predictions (graders' labels, expected grades or calibrated qrels) that the pred
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from autograde.core.ids import NAME_RE
+from autograde.core.schema import Strict
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+if TYPE_CHECKING:
+    from autograde.config.model import Config
 
 PREDICTION_SOURCES = ("grader", "qrels", "table", "grades")
 """Where a prediction comes from: a grader's qrels variant, a qrels file, a calibrated-qrels passage table (a
 predicted distribution over the grades), a grades table (the expected grade, max over a passage's items)."""
 
 
-class PredictionConfig(_Strict):
+class PredictionConfig(Strict):
     """One prediction of the human grade of every pooled passage; each gets its own estimates."""
 
     name: str = Field(pattern=NAME_RE, description="unique name, used in output paths (results/human_sample/<name>/)")
@@ -57,7 +56,7 @@ class PredictionConfig(_Strict):
         return next(s for s in PREDICTION_SOURCES if getattr(self, s) is not None)
 
 
-class HumanSampleConfig(_Strict):
+class HumanSampleConfig(Strict):
     """Estimates with intervals from human judgments of a sample of the pool (docs/human_sample.md)."""
 
     qrels: str | None = Field(default=None, description="human judgments of the sampled passages (TREC qrels; the judging page exports this file); null: none yet (the judging page only)")
@@ -66,7 +65,7 @@ class HumanSampleConfig(_Strict):
     predictions: list[PredictionConfig] = Field(default_factory=list, description="the predictions the estimates lean on, one set of estimates each (empty: every grader's first qrels variant)")
     measures: list[str] | None = Field(default=None, description="measures to estimate (null: those of evaluation.measures a sample can estimate); trec_eval names P_k, recall_k, ndcg_cut_k, ndcg, map, recip_rank, and dcg_cut_k, rbp_p")
     levels: list[int] = Field(default_factory=lambda: [0, 1, 2, 3], min_length=2, description="the human grades (TREC DL: 0-3); a judgment outside them is an error")
-    relevance_level: int | None = Field(default=None, description="a human grade >= this is relevant for the binary measures (null: evaluation.human_relevance_level)")
+    relevance_level: int | None = Field(default=None, description="a human grade >= this is relevant for the binary measures (null: evaluation.relevance_level)")
     confidence: float = Field(default=0.95, gt=0, lt=1, description="coverage of the intervals")
     alpha: float = Field(default=0.05, gt=0, lt=1, description="family-wise error rate of the Holm-corrected comparisons of every pair of systems (per measure)")
     variance: Literal["labels", "queries"] = Field(default="labels", description="labels: the queries are fixed, only the sample of judgments varies; queries: the queries are a sample too (variance between per-query estimates)")
@@ -107,15 +106,16 @@ class HumanSampleConfig(_Strict):
             raise ValueError(f"prediction names must be unique; repeated: {', '.join(dupes)}")
         return self
 
+    def cross_problems(self, config: Config) -> list[tuple[tuple[Any, ...], str]]:
+        """Problems of this section against the rest of the experiment (:func:`check_human_sample_config`)."""
+        return check_human_sample_config(self, config)
 
-def check_human_sample_config(config: Any) -> list[tuple[tuple[Any, ...], str]]:
+
+def check_human_sample_config(h: HumanSampleConfig, config: Config) -> list[tuple[tuple[Any, ...], str]]:
     """Cross-section problems of ``human_sample:`` (graders and variants exist), each with its key path."""
-    h = getattr(config, "human_sample", None)
-    if h is None:
-        return []
     out: list[tuple[tuple[Any, ...], str]] = []
     graders = [g.name for g in config.graders]
-    calibrated = getattr(config, "calibrated_qrels", None) is not None
+    calibrated = config.calibrated_qrels is not None
     for k, p in enumerate(h.predictions):
         if p.grader is None:
             continue

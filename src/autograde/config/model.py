@@ -16,25 +16,21 @@ import difflib
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from autograde.config.audit import AuditConfig, check_audit_config
+from autograde.config.audit import AuditConfig
 from autograde.config.banks import BankGenerationConfig, add_generated_banks
-from autograde.config.human_sample import HumanSampleConfig, check_human_sample_config
-from autograde.config.nuggets import NuggetsConfig, check_nuggets_config
+from autograde.config.human_sample import HumanSampleConfig
+from autograde.config.nuggets import NuggetsConfig
 from autograde.config.reports import ReportsConfig
 from autograde.config.rubric import CalibratedQrelsConfig, RubricConfig
 from autograde.core.errors import ConfigError, InvalidValueError
 from autograde.core.ids import NAME_RE
+from autograde.core.layout import MissingQueries
+from autograde.core.schema import Strict
 from autograde.grading.registry import BACKEND_NAMES, LLM_BACKEND_NAMES, BackendName
 from autograde.grading.spec import GraderSpec
 from autograde.metrics.config import MetricsConfig
-
-
-class Strict(BaseModel):
-    """Base for config sections: unknown keys are errors."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class DataConfig(Strict):
@@ -133,8 +129,8 @@ class QrelsConfig(Strict):
 
 class EvaluationConfig(Strict):
     measures: list[str] = Field(default_factory=lambda: ["ndcg_cut_10", "recip_rank", "map", "P_10"], min_length=1, description="trec_eval measures (pytrec_eval names)")
-    missing_queries: Literal["zero", "skip"] = Field(default="zero", description="zero: queries of the qrels a run lacks score 0 (trec_eval -c); skip: average over the run's queries")
-    human_relevance_level: int = Field(default=2, description="relevance level for the leaderboard under human qrels (DL practice: 2)")
+    missing_queries: MissingQueries = Field(default="zero", description="zero: queries of the qrels a run lacks score 0 (trec_eval -c); skip: average over the run's queries")
+    relevance_level: int = Field(default=2, description="THE relevance level of the human judgments: a judgment >= this is relevant for binary measures (trec_eval -l) in the leaderboards under the human qrels, the reports' agreement, the judge audit, the human-sample estimates and the calibrated qrels (a section's own relevance_level overrides it there; DL practice: 2)")
 
 
     @field_validator("measures")
@@ -153,7 +149,7 @@ class CoverConfig(Strict):
     enabled: bool = Field(default=True, description="compute Rubric-Cover / EXAM-Cover leaderboards")
     depth: int = Field(default=20, ge=1, description="k: the top-k passages of a system that may cover items")
     thresholds: list[int] | None = Field(default=None, description="grade thresholds tau of a covered item (default: qrels.thresholds)")
-    missing_queries: Literal["skip", "zero"] = Field(default="skip", description="a query where the system has no graded passage in its top-k: skip it (the workbench's choice) or score 0")
+    missing_queries: MissingQueries = Field(default="skip", description="a query where the system has no graded passage in its top-k: skip it (the workbench's choice) or score 0")
 
 
 def _both_correlations() -> list[Literal["spearman", "kendall"]]:
@@ -190,6 +186,7 @@ class Config(Strict):
     @model_validator(mode="before")
     @classmethod
     def _generated_banks(cls, data: Any) -> Any:
+        data = fill_relevance_levels(data)  # one relevance level: a section's null level is evaluation's
         return add_generated_banks(data)  # a generated bank is a bank: enter the file its graders read
 
     def cross_problems(self) -> list[tuple[tuple[Any, ...], str]]:
@@ -206,9 +203,10 @@ class Config(Strict):
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 out.append((("graders", i, "bank"), f"grader {g.name!r} uses bank {g.bank!r}, which is not under "
                             f"'banks:' ({hint}defined: {', '.join(sorted(self.banks)) or 'none'}; or use 'direct')"))
-        out += check_nuggets_config(self)  # the nuggets: section against banks, graders and answers
-        out += check_audit_config(self)  # the audit: section against the graders
-        out += check_human_sample_config(self)  # the human_sample: section against graders and their variants
+        for name in type(self).model_fields:  # each section's problems against the rest (nuggets:, audit:, ...)
+            check = getattr(getattr(self, name), "cross_problems", None)
+            if check is not None:
+                out += check(self)
         return out
 
     def grader(self, name: str) -> GraderConfig:
@@ -233,6 +231,64 @@ class Config(Strict):
         if not self.cover.enabled:
             return []
         return list(self.cover.thresholds) if self.cover.thresholds is not None else self.thresholds_of(grader)
+
+
+LEVEL_KEY = "relevance_level"
+"""The one spelling of a relevance level in every section."""
+RENAMED_KEYS = {"human_relevance_level": LEVEL_KEY, "relevant_level": LEVEL_KEY}
+"""Keys an earlier version of the config had, and their name now (a config with one gets a clear error)."""
+
+
+def _section_class(annotation: Any) -> type[BaseModel] | None:
+    """The section model of a field typed ``Model`` or ``Model | None`` (not a list or mapping of models)."""
+    import types
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) not in (typing.Union, types.UnionType):
+        return None
+    return next((a for a in typing.get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+
+
+def fill_relevance_levels(raw: Any) -> Any:
+    """``raw`` with every section's null ``relevance_level`` set to ``evaluation.relevance_level``: the ONE relevance
+    level of the human judgments that the leaderboards, reports, judge audit, human-sample estimates, calibrated qrels
+    and retrieval metrics read, unless a section sets its own.
+
+    >>> fill_relevance_levels({"evaluation": {"relevance_level": 3}, "reports": {}})["reports"]
+    {'relevance_level': 3}
+    """
+    if not isinstance(raw, dict):
+        return raw
+    evaluation = raw.get("evaluation")
+    level = evaluation.get(LEVEL_KEY) if isinstance(evaluation, dict) else None
+    if level is None:
+        level = EvaluationConfig.model_fields[LEVEL_KEY].default
+    return _fill_levels(raw, Config, level)
+
+
+def _has_level(model: type[BaseModel]) -> bool:
+    """Whether a section (or a section inside it) has a relevance level."""
+    return LEVEL_KEY in model.model_fields or any(
+        (sub := _section_class(f.annotation)) is not None and _has_level(sub) for f in model.model_fields.values())
+
+
+def _fill_levels(raw: dict[str, Any], model: type[BaseModel], level: Any) -> dict[str, Any]:
+    out = dict(raw)
+    for name, field in model.model_fields.items():
+        section = _section_class(field.annotation)
+        if section is None or section is EvaluationConfig or not _has_level(section):
+            continue
+        if name not in out and field.default is None:
+            continue  # an optional section that is off
+        value = out.get(name, {})
+        if not isinstance(value, dict):
+            continue  # a type error the validation reports
+        if LEVEL_KEY in section.model_fields and value.get(LEVEL_KEY) is None:
+            value = {**value, LEVEL_KEY: level}
+        out[name] = _fill_levels(value, section, level)
+    return out
 
 
 def _model_for_path(loc: tuple[Any, ...], root: type[BaseModel] = Config) -> type[BaseModel] | None:
@@ -266,7 +322,10 @@ def error_lines(exc: ValidationError | list[Any], root: type[BaseModel] = Config
         full = (*prefix, *loc)
         path = ".".join(str(p) for p in full) or "(top level)"
         msg = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and str(loc[-1]) in RENAMED_KEYS:
+            msg = (f"this key is now named {RENAMED_KEYS[str(loc[-1])]!r} (one spelling in every section; rename it "
+                   "here)")
+        elif err["type"] == "extra_forbidden":
             model = _model_for_path(loc, root)
             valid = sorted(model.model_fields) if model is not None else []
             close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
@@ -298,7 +357,7 @@ def format_problems(lines: list[str], source: str) -> str:
     located = [re.sub(r"^line (\d+): ", lambda m: f"{source}:{m.group(1)}: ", x) for x in lines]
     return "\n".join([f"{source}: {len(lines)} problem(s) in the config:", *(f"  - {x}" for x in located),
                       "  (fix: correct the keys and values above; every key, its type, its valid values and default "
-                      "are listed in README.md 'Configuration' and commented in config/experiments/example.yaml)"])
+                      "are listed in docs/config.md and commented in config/experiments/example.yaml)"])
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

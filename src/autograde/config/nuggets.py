@@ -19,21 +19,23 @@ This module holds models only and imports no backend.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from autograde.core.ids import NAME_RE
+from autograde.core.schema import Strict
 from autograde.grading.nugget_labels import ASSIGNMENT_THRESHOLDS, threshold_pair_problem
 from autograde.grading.registry import BackendName, LLMBackendName
 from autograde.grading.spec import GradingSpec
+
+if TYPE_CHECKING:
+    from autograde.config.model import Config
 
 NUGGET_VARIANT = "nuggets"
 """The variant name of nugget-score leaderboards (``results/leaderboards/<assessor>/nuggets/<measure>.tsv``)."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ImportanceConfig(GradingSpec):
@@ -90,7 +92,7 @@ class AssessorConfig(GradingSpec):
                 "options": dict(self.options)}
 
 
-class NuggetsConfig(_Strict):
+class NuggetsConfig(Strict):
     """Nugget scores of the RAG answers: importance per nugget, assignment per (answer, nugget), All / Vital /
     Weighted scores per (run, query), leaderboards and correlation (docs/nuggets.md)."""
 
@@ -120,18 +122,14 @@ class NuggetsConfig(_Strict):
             raise ValueError(f"assessor names must be unique; repeated: {', '.join(dupes)}")
         return self
 
+    def cross_problems(self, config: Config) -> list[tuple[tuple[Any, ...], str]]:
+        """Problems of this section against the rest of the experiment (:func:`check_nuggets_config`)."""
+        return check_nuggets_config(self, config)
 
-def nuggets_section(config: Any) -> NuggetsConfig | None:
-    """The ``nuggets:`` section of a validated config (None when absent)."""
-    return getattr(config, "nuggets", None)
 
-
-def check_nuggets_config(config: Any) -> list[tuple[tuple[Any, ...], str]]:
+def check_nuggets_config(n: NuggetsConfig, config: Config) -> list[tuple[tuple[Any, ...], str]]:
     """Cross-section problems of ``nuggets:`` (the bank and mapped graders exist, names do not clash), each with
     its key path (so the message names its line in the config file)."""
-    n = nuggets_section(config)
-    if n is None:
-        return []
     out: list[tuple[tuple[Any, ...], str]] = []
     if n.bank not in config.banks:
         out.append((("nuggets", "bank"), f"nuggets.bank {n.bank!r} is not under banks: (defined: "

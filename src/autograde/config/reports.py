@@ -8,20 +8,24 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from autograde.core.schema import Strict
+
+DEFAULT_RELEVANCE_LEVEL = 2
+"""The relevance level of a section used outside an experiment (DL practice), where ``evaluation.relevance_level``
+cannot fill it."""
 
 
-class ReportsConfig(BaseModel):
+class ReportsConfig(Strict):
     """Phase 3 reports per grader and the static review site (``results/reports``, ``results/site``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = Field(default=True, description="build the verification reports, agreement and correlation tables")
     thresholds: list[int] | None = Field(
         default=None, description="grade thresholds tau for missing-in-bank and spurious entries (null: qrels.thresholds)")
-    relevant_level: int | None = Field(
-        default=None, description="human judgment level counted as relevant in missing-in-bank and agreement "
-        "(null: evaluation.human_relevance_level; TREC DL: 2)")
+    relevance_level: int | None = Field(
+        default=None, description="human judgment level counted as relevant in missing-in-bank, agreement and the "
+        "judge audit (null: evaluation.relevance_level)")
     spurious_judgments: list[int] = Field(
         default_factory=lambda: [0], min_length=1,
         description="human judgments of the passages counted for spurious entries (Dietz, SIGIR 2024, section 6 counts "
@@ -43,9 +47,11 @@ class ReportsConfig(BaseModel):
         """The report thresholds, or ``default`` (the qrels thresholds) when not set; sorted, unique."""
         return sorted(set(self.thresholds if self.thresholds is not None else default))
 
-    def relevant_level_or(self, default: int) -> int:
-        """The relevant judgment level, or ``default`` (``evaluation.human_relevance_level``)."""
-        return self.relevant_level if self.relevant_level is not None else default
+    @property
+    def level(self) -> int:
+        """The relevant judgment level (``relevance_level``; within an experiment ``evaluation.relevance_level``
+        fills it when null; alone, trec_eval DL practice: 2)."""
+        return self.relevance_level if self.relevance_level is not None else DEFAULT_RELEVANCE_LEVEL
 
 
 GRADER_REPORT_FILES = {

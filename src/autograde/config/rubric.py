@@ -13,19 +13,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from autograde.core.schema import Strict
 
 __all__ = ["TRAINING_KEYS", "CalibratedQrelsConfig", "EvaluationSettings", "Hyperparameters", "RubricConfig",
            "SelectionSettings", "HeldOutSet"]
 
 
-class _Section(BaseModel):
-    """Base: unknown keys are errors, values are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Hyperparameters(_Section):
+class Hyperparameters(Strict):
     """The calibration network and its training (paper section 3, equations 3-5)."""
 
     hidden1: int = Field(default=25, ge=1, description="h1: size of the first hidden layer")
@@ -55,7 +53,7 @@ class Hyperparameters(_Section):
                        "(seed, seed + 1, ...; each its own inner folds) and average all their distributions")
 
 
-class SelectionSettings(_Section):
+class SelectionSettings(Strict):
     """Hyperparameter selection by k-fold cross-validation grouped by text (criterion: main-task log-loss)."""
 
     enabled: bool = Field(default=False, description="select from the grid below before fitting (otherwise the "
@@ -67,7 +65,7 @@ class SelectionSettings(_Section):
     judge_l2: list[float] = Field(default_factory=lambda: [1e-3], description="judge-specific L2 penalties tried")
 
 
-class EvaluationSettings(_Section):
+class EvaluationSettings(Strict):
     """Cross-validated evaluation against the judges (paper section 4), repeated over seeds."""
 
     folds: int = Field(default=5, ge=2, description="outer folds, grouped by text (the CV group)")
@@ -82,7 +80,7 @@ class EvaluationSettings(_Section):
                          "probabilities, without personalized calibration) and report the table")
 
 
-class HeldOutSet(_Section):
+class HeldOutSet(Strict):
     """Annotations to evaluate on after training on all of the experiment's (the paper's real-dialogue protocol)."""
 
     llm: str = Field(description="LLM answer distributions of the test texts (same rubric; any format 'llm' takes)")
@@ -93,7 +91,7 @@ class HeldOutSet(_Section):
     texts: str | None = Field(default=None, description="optional file with a text_id column: only these test texts")
 
 
-class RubricConfig(_Section):
+class RubricConfig(Strict):
     """LLM-RUBRIC: judge-personalized calibration of an LLM's rubric answers (Hashemi et al., ACL 2024)."""
 
     enabled: bool = Field(default=True, description="build the rubric targets in 'rule all'")
@@ -125,7 +123,7 @@ class RubricConfig(_Section):
         return self
 
 
-TRAINING_KEYS: tuple[str, ...] = ("levels", "relevant_level", "features", "count_threshold", "folds", "seed",
+TRAINING_KEYS: tuple[str, ...] = ("levels", "features", "count_threshold", "folds", "seed",
                                    "network", "estimators", "ensemble_size", "logistic_c", "selection_folds")
 """Settings of fitting: taken from the model (and not allowed) when ``calibrated_qrels.model`` is given."""
 
@@ -144,7 +142,7 @@ def _default_relevance_network() -> Hyperparameters:
                            pretrain_epochs=0)
 
 
-class CalibratedQrelsConfig(_Section):
+class CalibratedQrelsConfig(Strict):
     """Calibrated relevance labels: an estimator over several graders' labels, trained on judged passages, or a
     saved model (``model``) applied to a collection without judgments."""
 
@@ -159,7 +157,8 @@ class CalibratedQrelsConfig(_Section):
                            "'model', only scored against")
     levels: list[int] = Field(default_factory=lambda: [0, 1, 2, 3], min_length=2,
                               description="relevance levels of the human qrels (the options of the main task)")
-    relevant_level: int = Field(default=2, description="human level >= this counts as relevant (DL practice: 2)")
+    relevance_level: int | None = Field(default=None, description="human level >= this counts as relevant (null: "
+                                        "evaluation.relevance_level; with 'model', the model's level)")
     features: Literal["onehot", "ordinal", "both"] = Field(default="onehot", description="integer labels as one-hot "
                                                            "or thermometer (label >= k) features")
     count_threshold: int = Field(default=4, description="bank graders: an item counts when its grade >= this")
@@ -170,7 +169,7 @@ class CalibratedQrelsConfig(_Section):
         default="threshold", description="exported label: threshold: the highest level L with P(level >= L) >= "
         "tau_L (one threshold per level, tuned on held-out training predictions and moved where the deployed "
         "model's labels of the training passages leave a level's share band); expected: round(expected level); "
-        "probability: round(100 * P(level >= relevant_level))")
+        "probability: round(100 * P(level >= relevance_level))")
     estimators: list[EstimatorKind] = Field(
         default_factory=_default_estimators, min_length=1,
         description="candidate estimators, each fitted on selection_folds folds of the training passages grouped "
@@ -190,6 +189,14 @@ class CalibratedQrelsConfig(_Section):
         default_factory=_default_relevance_network,
         description="network and training (one judge, the assessor: no judge-specific weights; one question, the "
         "level: no pre-training phase)")
+
+    @property
+    def level(self) -> int:
+        """The relevant human level (``relevance_level``, filled by ``evaluation.relevance_level`` within an
+        experiment; alone: DL practice, 2)."""
+        from autograde.config.reports import DEFAULT_RELEVANCE_LEVEL
+
+        return self.relevance_level if self.relevance_level is not None else DEFAULT_RELEVANCE_LEVEL
 
     @field_validator("levels")
     @classmethod
@@ -211,8 +218,8 @@ class CalibratedQrelsConfig(_Section):
                 raise ValueError("calibrated_qrels.sources (the new collection's graders' outputs) are required with "
                                  "'model'")
             return self
-        if self.relevant_level not in self.levels[1:]:
-            raise ValueError(f"relevant_level {self.relevant_level} must be one of the levels above the lowest "
+        if self.level not in self.levels[1:]:
+            raise ValueError(f"relevance_level {self.level} must be one of the levels above the lowest "
                              f"({', '.join(map(str, self.levels[1:]))})")
         if self.enabled and (not self.sources or not self.judgments):
             raise ValueError("calibrated_qrels.sources and calibrated_qrels.judgments are required when enabled "

@@ -69,13 +69,20 @@ class QrelsVariant:
         return 1 if self.mode == "count" else self.tau
 
 
+MissingQueries = Literal["zero", "skip"]
+"""How a mean over queries treats a query a system has no value for: ``zero`` (it counts 0, trec_eval ``-c``) or
+``skip`` (it is left out)."""
+
+
 @dataclass(frozen=True)
 class Leaderboard:
     """One leaderboard of a run: who made its labels, which qrels variant, which measure, and its files.
 
     ``qrels`` is ``-`` for the human qrels, ``cover-<tau>`` for cover, ``nuggets`` for nugget scores; ``path`` is the
     leaderboard TSV, ``per_query`` the per-query table it was averaged from and ``column`` the column of the
-    measure's values in it (``value`` in a long evaluation table, else the measure's own column).
+    measure's values in it (``value`` in a long evaluation table, else the measure's own column);
+    ``missing_queries`` how its means treat a query a system has no value for (``zero``: it counts 0; ``skip``: it
+    is left out), so that every consumer ranks the systems as the leaderboard does.
     """
 
     grader: str
@@ -84,15 +91,18 @@ class Leaderboard:
     path: str
     per_query: str
     column: str = "value"
+    missing_queries: MissingQueries = "zero"
 
     def as_dict(self) -> dict[str, str]:
         """The leaderboard as rule params (plain strings)."""
         return {"grader": self.grader, "qrels": self.qrels, "measure": self.measure, "path": self.path,
-                "per_query": self.per_query, "column": self.column}
+                "per_query": self.per_query, "column": self.column, "missing_queries": self.missing_queries}
 
     @classmethod
     def from_dict(cls, d: dict[str, str]) -> Leaderboard:
-        return cls(d["grader"], d["qrels"], d["measure"], d["path"], d["per_query"], d.get("column", "value"))
+        missing = d.get("missing_queries", "zero")
+        return cls(d["grader"], d["qrels"], d["measure"], d["path"], d["per_query"], d.get("column", "value"),
+                   "skip" if missing == "skip" else "zero")
 
 
 @dataclass(frozen=True)
@@ -179,10 +189,6 @@ class Layout:
         return f"{self.root}/metrics/{name}{suffix}"
 
     # reports and site
-    def report_dir(self, grader: str) -> str:
-        """The folder of one grader's reports."""
-        return f"{self.root}/reports/{grader}"
-
     def report(self, grader: str, name: str) -> str:
         """A per-grader report file (``verify.parquet``, ``agreement.tsv``, ...)."""
         return f"{self.root}/reports/{grader}/{name}"
@@ -247,11 +253,6 @@ class Layout:
         """Tables shared by every assessor: ``answers.parquet`` (whole answers), ``importance.parquet`` and
         ``importance.stats.json``."""
         return f"{self.root}/nuggets/{name}"
-
-    @property
-    def nuggets_dir(self) -> str:
-        """The folder of the nugget stages (one subfolder per assessor)."""
-        return f"{self.root}/nuggets"
 
     def nuggets(self, assessor: str, name: str) -> str:
         """One assessor's merged outputs: ``assignments.parquet``, ``assignments.jsonl`` (TREC RAG format),

@@ -12,7 +12,7 @@ new address and the index is rebuilt there (the index of the old content is then
 compressed data, with the 32 KiB of history decompression needs there, compressed (a gzip member start needs none);
 a lookup resumes decompression at the checkpoint before each wanted line. On disk: 16 bytes per passage of entries
 plus the checkpoints, instead of the LZ4 copy of the whole corpus earlier releases wrote (sizes and times:
-``benchmarks/corpus_lookup.py``, quoted in README). We chose rapidgzip over indexed_gzip
+``benchmarks/corpus_lookup.py``, quoted in docs/experiments.md). We chose rapidgzip over indexed_gzip
 (``benchmarks/gzip_random_access.py``): its ISA-L decoder is faster than zlib on one core and it decodes in
 parallel, which is what a dense pool needs (20,000 ids of 5 M passages fall in nearly every checkpoint span, so
 their lookup decompresses nearly the whole file, whatever the spacing an index of this size allows); and it stores

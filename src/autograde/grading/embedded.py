@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from autograde.core.log import logger
+from autograde.core.schema import Strict
 from autograde.grading.base import GradeRequest, GradeResult, TokenCount
 
 if TYPE_CHECKING:
@@ -38,10 +39,8 @@ WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 VERSION = "2"  # bump when the grading arithmetic changes (invalidates the cache)
 
 
-class Options(BaseModel):
+class Options(Strict):
     """``options:`` of an ``embedded`` grader."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     thresholds: list[float] = Field(default=[0.2, 0.3, 0.4, 0.5, 0.6],
                                     description="5 increasing cosine thresholds for grades 1..5")

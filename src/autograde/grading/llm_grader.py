@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from autograde.core.errors import AutogradeError, GraderSetupError
 from autograde.core.ids import canonical_json
 from autograde.core.log import logger
+from autograde.core.schema import Strict
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend, failed
 from autograde.grading.base import GradeRequest, GradeResult, TokenCount, approximate_tokens
 from autograde.grading.labels import LABEL_TOKEN_POLICY, result_from_label_probs, result_from_parsed
@@ -36,10 +37,8 @@ FLOWS: dict[str, Flow] = {}
 """prompt kind -> the flow that grades with prompts of that kind in several model calls. Flow modules register
 themselves (:mod:`autograde.grading.verification`); the grader never imports them (imports go one way)."""
 
-class CommonOptions(BaseModel):
+class CommonOptions(Strict):
     """Options every LLM backend shares (its ``options:`` block in config extends these)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     legacy_parse: bool = Field(
         default=False,

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from autograde.core.schema import Strict
 from autograde.grading.registry import BackendName
 
 Scoring = Literal["logits", "generate"]
 PromptOrder = Literal["question_first", "passage_first"]
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(Strict):
     """A model and how to reach it: backend, model, prompt class and the backend's ``options:``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: BackendName | None = Field(default="embedded", description="embedded | hf | vllm | openai")
     model: str | None = Field(default=None, description="model id, local directory or GGUF file (backend-specific)")

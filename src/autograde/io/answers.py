@@ -83,7 +83,7 @@ def iter_answer_texts(path: str | Path, probs: Problems) -> Iterator[tuple[int, 
     line. The nugget scores use whole answers; :func:`iter_answers` splits them into passages."""
     seen: set[tuple[str, str]] = set()
     p = str(path)
-    for n, rec in iter_json_objects(p, probs, "one JSON object per line; see the README for the answer formats"):
+    for n, rec in iter_json_objects(p, probs, "one JSON object per line; see docs/experiments.md for the answer formats"):
         if is_report(rec):  # a TREC RAG-family report (docs/autojudge.md)
             rep = parse_report(rec, p, n, probs)
             if rep is None:

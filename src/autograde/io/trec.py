@@ -83,9 +83,16 @@ def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
     Raises :class:`autograde.core.errors.InputError` listing every malformed line (wrong column count,
     non-numeric grade, duplicate (qid, docid)) unless a ``problems`` collector is passed.
     """
+    return read_qrels_with_lines(path, problems)[0]
+
+
+def read_qrels_with_lines(path: str | Path, problems: Problems | None = None
+                          ) -> tuple[Qrels, dict[tuple[str, str], int]]:
+    """:func:`read_qrels` and the line of every judgment (so that a later problem with one names its line)."""
     own = problems is None
     probs = problems if problems is not None else Problems()
     qrels: Qrels = {}
+    lines: dict[tuple[str, str], int] = {}
     for n, qid, docid, grade in qrels_lines(path, probs):
         docs = qrels.setdefault(qid, {})
         if docid in docs:
@@ -93,9 +100,10 @@ def read_qrels(path: str | Path, problems: Problems | None = None) -> Qrels:
                       "keep one judgment per (query, document)")
             continue
         docs[docid] = grade
+        lines[(qid, docid)] = n
     if own:
         probs.raise_if_any()
-    return qrels
+    return qrels, lines
 
 
 DUPLICATE_FIX = "each document may appear once per query; remove the repeated line"

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from autograde.core.layout import MissingQueries
+from autograde.core.schema import Strict
 
 RetrievalFamily = Literal["mrr", "map", "ndcg", "precision", "recall"]
 GenerationMetric = Literal["acc", "em", "stringem", "coverem", "f1", "rouge-1", "rouge-2", "rouge-l"]
@@ -22,13 +25,9 @@ RETRIEVAL_FAMILIES: tuple[RetrievalFamily, ...] = ("mrr", "map", "ndcg", "precis
 GENERATION_METRICS: tuple[GenerationMetric, ...] = ("acc", "em", "stringem", "coverem", "f1", "rouge-1", "rouge-2", "rouge-l")
 
 
-class _Section(BaseModel):
-    """Base for metrics config sections: unknown keys are errors, values are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class RetrievalMetricsConfig(_Section):
+class RetrievalMetricsConfig(Strict):
     """trec_eval measures reported per run (JSON names ``mrr``, ``map``, ``ndcg@k``, ``P@k``, ``recall@k``)."""
 
     metrics: list[RetrievalFamily] = Field(
@@ -41,15 +40,22 @@ class RetrievalMetricsConfig(_Section):
         default_factory=list,
         description="further trec_eval measures by their trec_eval names (Rprec, bpref, ndcg, P_7, success_1, "
                     "...); reported under the names trec_eval prints")
-    relevance_level: int = Field(default=1, description="minimum grade counted as relevant by binary measures "
-                                 "(trec_eval -l); nDCG always uses the raw grades (DL practice: 2)")
-    missing_queries: Literal["zero", "skip"] = Field(
+    relevance_level: int | None = Field(default=None, description="minimum grade counted as relevant by binary "
+                                        "measures (trec_eval -l; null: evaluation.relevance_level in an experiment, "
+                                        "1 in the standalone command as in trec_eval and the reference server); nDCG "
+                                        "always uses the raw grades")
+    missing_queries: MissingQueries = Field(
         default="zero",
         description="zero: a qrels query missing from a run scores 0 and counts in the mean (trec_eval -c); "
                     "skip: mean over queries in both run and qrels (the reference server's behaviour)")
     mrr_cutoff: int | None = Field(default=None, ge=1, description="also report mrr@k: recip_rank after "
                                    "truncating each ranking to its top k in trec_eval order; null = off")
     per_query: bool = Field(default=True, description="keep per-query values in the JSON output")
+
+    @property
+    def level(self) -> int:
+        """The relevance level in force: ``relevance_level``, else trec_eval's and the reference server's 1."""
+        return self.relevance_level if self.relevance_level is not None else 1
 
     @field_validator("cutoffs")
     @classmethod
@@ -70,7 +76,7 @@ class RetrievalMetricsConfig(_Section):
         return v
 
 
-class GenerationMetricsConfig(_Section):
+class GenerationMetricsConfig(Strict):
     """Answer metrics against lists of gold answers, read from JSONL."""
 
     gold_key: str = Field(default="golden_answers", description="JSONL key holding the list of gold answers")
@@ -87,7 +93,7 @@ class GenerationMetricsConfig(_Section):
                     "prediction in acc and coverem; counted and warned), drop (ignore them) or error")
 
 
-class SignificanceConfig(_Section):
+class SignificanceConfig(Strict):
     """Paired randomization tests between systems, per measure."""
 
     baseline: str | None = Field(default=None, description="run name every other system is compared with; "
@@ -108,7 +114,7 @@ class SignificanceConfig(_Section):
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of the bootstrap interval")
 
 
-class MetricsConfig(_Section):
+class MetricsConfig(Strict):
     """Evaluation metrics: retrieval (trec_eval), generation (answer matching), significance tests."""
 
     retrieval: RetrievalMetricsConfig = Field(default_factory=RetrievalMetricsConfig,

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from autograde.core.errors import InvalidValueError
+from autograde.core.layout import MissingQueries
 
 FamilyName = Literal["trec_eval", "server", "nugget", "cover", "gain"]
-Missing = Literal["zero", "skip"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Measure:
     """The rank cutoff in its name (``P_10``, ``ndcg@10``), if any."""
     truncate: int | None = None
     """Rankings are cut to their top ``truncate`` (trec_eval order) before evaluation (the server's ``mrr@k``)."""
-    missing: Missing = "zero"
+    missing: MissingQueries = "zero"
     """What a query without a value counts in a mean: 0 (``zero``) or nothing (``skip``)."""
 
     def __str__(self) -> str:

@@ -103,11 +103,6 @@ def nugget_score(name: str) -> NuggetScore | None:
     return None
 
 
-def measure_names() -> list[str]:
-    """The file-safe names of every nugget score."""
-    return [m.name for m in MEASURES]
-
-
 def answer_scores(labels: Sequence[tuple[str, str]], measures: Iterable[NuggetScore] = MEASURES) -> dict[str, float]:
     """Every measure for one answer: ``{name: value}`` from its nuggets' (importance, assignment)."""
     return {m.name: m.value(labels) for m in measures}

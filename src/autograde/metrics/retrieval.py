@@ -74,7 +74,7 @@ def per_query_measures(qrels: Qrels, run: RunDict, cfg: RetrievalMetricsConfig |
     """Per-query values under the JSON names (``mrr``, ``ndcg@10``, ...), then the extra trec_eval measures."""
     cfg = cfg or RetrievalMetricsConfig()
     specs = measure_specs(cfg.metrics, cfg.cutoffs, cfg.mrr_cutoff)
-    level, missing = cfg.relevance_level, cfg.missing_queries
+    level, missing = cfg.level, cfg.missing_queries
     plain = [_trec(s) for s in specs if s.truncate is None]
     base = evaluate_run(qrels, run, plain, level, missing) if plain else None
     truncated = {k: evaluate_run(qrels, truncate_run(run, k), ["recip_rank"], level, missing)
@@ -171,7 +171,7 @@ def evaluate_retrieval(qrels: Qrels, runs: Mapping[str, RunDict],
             "cutoffs": list(cfg.cutoffs),
             "extra_measures": list(cfg.extra_measures),
             "mrr_cutoff": cfg.mrr_cutoff,
-            "relevance_level": cfg.relevance_level,
+            "relevance_level": cfg.level,
             "missing_queries": cfg.missing_queries,
             "trec_eval": f"pytrec-eval-terrier {pytrec_eval.__version__} (trec_eval 9.0.8: score desc, "
                          "docid desc, float32 scores)",

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Literal
 
 from autograde.core.errors import InvalidValueError, UnknownNameError
+from autograde.core.layout import MissingQueries
 from autograde.core.log import logger
 from autograde.io.trec import Qrels, RunDict
 from autograde.metrics.measures import parse_measure, split_trec_measure
-
-MissingQueries = Literal["zero", "skip"]
 
 PerQuery = dict[str, dict[str, float]]
 """query_id -> measure -> value."""

@@ -17,7 +17,6 @@ over an answer's passages). Either way a grade becomes a label by two thresholds
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,8 +132,3 @@ def label_counts(assignments: pd.DataFrame) -> dict[str, Any]:
     return {"pairs": int(len(assignments)),
             **{k: int(v) for k, v in assignments["assignment"].value_counts().sort_index().items()},
             "without_grade": int((assignments["status"] != "ok").sum())}
-
-
-def probs_of(value: Any) -> dict[str, float]:
-    """A grade's label distribution (``{}`` when the grader gives none)."""
-    return json.loads(value) if isinstance(value, str) and value else {}

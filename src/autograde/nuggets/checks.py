@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from autograde.config.experiment import ConfigSource
     from autograde.config.model import Config
     from autograde.config.nuggets import AssessorConfig
+    from autograde.core.feature import CheckContext
     from autograde.io.banks.model import Bank
 
 
@@ -90,3 +91,21 @@ def check_nuggets(config: Config, banks: dict[str, Bank], src: ConfigSource, pro
     """Every check of the ``nuggets:`` section."""
     check_nugget_prompts(config, src, problems)
     check_nugget_bank(config, banks, problems)
+
+
+def check_nugget_baseline(ctx: CheckContext) -> None:
+    """``nuggets.baseline`` is one of the RAG runs (found before any job, not at the last one after all grading)."""
+    config, inputs, src, problems = ctx.config, ctx.inputs, ctx.src, ctx.problems
+    baseline = config.nuggets.baseline if config.nuggets is not None else None
+    if not baseline or inputs is None or inputs.answer_passages.empty:
+        return
+    answer_ids = set(inputs.answer_passages["passage_id"])  # the answers' passages are ranked by their run
+    runs = sorted(set(inputs.rankings.loc[inputs.rankings["passage_id"].isin(answer_ids), "run"]))
+    if baseline not in runs:
+        import difflib
+
+        close = difflib.get_close_matches(baseline, runs, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        problems.add(*src.locate(("nuggets", "baseline")), f"nuggets.baseline {baseline!r} is not a RAG run of "
+                     "data.answers", f"{hint}name one of {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, "
+                     "or null for no p-values")

@@ -55,7 +55,7 @@ def missing_problems(bank: Bank, given: dict[str, str | None], path: str, proble
 
 def importance_model(config: Config) -> ImportanceConfig | None:
     """The importance model of the experiment's ``nuggets:`` section (None: importance comes from the bank only)."""
-    n = getattr(config, "nuggets", None)
+    n = config.nuggets
     return n.importance if n is not None else None
 
 

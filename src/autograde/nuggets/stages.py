@@ -25,11 +25,9 @@ if TYPE_CHECKING:
 
 
 def section(config: Config) -> NuggetsConfig:
-    from autograde.core.errors import ConfigError
+    from autograde.core.schema import required
 
-    if config.nuggets is None:
-        raise ConfigError("the experiment has no nuggets: section (fix: add one, see docs/nuggets.md)")
-    return config.nuggets
+    return required(config.nuggets, "nuggets", "add one, see docs/nuggets.md")
 
 
 def assessor(config: Config, name: str) -> AssessorConfig:

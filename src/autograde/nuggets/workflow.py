@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from autograde.config.nuggets import NUGGET_VARIANT, AssessorConfig, nuggets_section
+from autograde.config.nuggets import AssessorConfig
 from autograde.core.errors import ConfigError, Problems
 from autograde.core.layout import Layout
 from autograde.pipeline.jobs import ModelJobs
@@ -22,24 +22,11 @@ if TYPE_CHECKING:
     from autograde.config.model import Config
     from autograde.io.banks.model import Bank
 
-def nugget_targets(config: Config) -> list[str]:
-    """Every file the nugget stages make (``[]`` without ``nuggets:``)."""
-    n = nuggets_section(config)
-    if n is None:
-        return []
-    lay = Layout.of(config.results_dir)
-    out = [lay.nugget_table("importance.parquet")]
-    for a in n.assessors:
-        out += [lay.nuggets(a.name, f) for f in ("assignments.parquet", "assignments.jsonl", "stats.json")]
-        out += [lay.leaderboard(a.name, NUGGET_VARIANT, m) for m in n.measures]
-    return out
-
-
 def assessor_grader(config: Config, a: AssessorConfig) -> Any:
     """The GraderConfig of a whole-answer assessor (None for a mapped one)."""
     from autograde.nuggets.assign import whole_answer_grader
 
-    n = nuggets_section(config)
+    n = config.nuggets
     assert n is not None
     return whole_answer_grader(a, n.bank) if a.mode == "whole_answer" else None
 
@@ -53,7 +40,7 @@ class NuggetRules:
     def __init__(self, ctx: Any, scatter_items: Callable[[str], list[str]]) -> None:
         self.ctx = ctx
         self.config: Config = ctx.config
-        self.section = nuggets_section(self.config)
+        self.section = self.config.nuggets
         self.scatter_items = scatter_items
         self.lay = Layout.of(ctx.results)
         self.bank: Bank | None = self._read_bank() if self.section is not None else None

@@ -32,20 +32,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from autograde.core.errors import InvalidValueError
+from autograde.core.layout import MissingQueries
 from autograde.core.stats import ranks_desc
 from autograde.io.trec import trec_ranked
 
 if TYPE_CHECKING:
     from autograde.core.querycache import QueryStats
 
-MissingPolicy = Literal["skip", "zero"]
 
 
 COVER_COLUMNS = ["run", "query_id", "covered", "items", "pool_covered", "cover", "ncover"]
 
 
 def cover_per_query(grades: pd.DataFrame, rankings: pd.DataFrame, threshold: int, depth: int,
-                    missing_queries: MissingPolicy = "skip", runs: Sequence[str] | None = None) -> pd.DataFrame:
+                    missing_queries: MissingQueries = "skip", runs: Sequence[str] | None = None) -> pd.DataFrame:
     """Per (run, query): covered items, cover and n-cover; columns run, query_id, covered, items, pool_covered, cover,
     ncover. ``runs``: every system (under ``missing_queries="zero"`` each scores on every query; default: the runs of
     ``rankings``)."""
@@ -78,7 +78,7 @@ COVER_VERSION = 1
 
 
 def cover_cached(grades: pd.DataFrame, rankings_path: str | Path, threshold: int, depth: int,
-                 missing_queries: MissingPolicy, cache_dir: str | Path | None) -> tuple[pd.DataFrame, QueryStats]:
+                 missing_queries: MissingQueries, cache_dir: str | Path | None) -> tuple[pd.DataFrame, QueryStats]:
     """:func:`cover_per_query` over the rankings table at ``rankings_path``, rows sorted by run and query, computing
     only the queries whose grades or rankings changed since a stored computation (the per-query cache of
     ``cache_dir``; None: none). A query's key is its grade rows, every run's rows for it, the run list, the

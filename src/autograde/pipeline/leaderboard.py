@@ -18,6 +18,7 @@ from autograde.io.trec import Qrels, RunDict
 from autograde.metrics.trec import evaluate_run, mean_over_queries, query_sort_key
 
 if TYPE_CHECKING:
+    from autograde.core.layout import Leaderboard
     from autograde.core.querycache import QueryStats
 
 
@@ -154,3 +155,18 @@ def rank_correlation(lb: pd.DataFrame, official: dict[str, float]) -> dict[str, 
     truth = -ranks_desc([-official[r] for r in common])  # official rank 1 is best; higher = better
     return {"n_systems": len(common), "spearman": float(spearman_matrix(ours, truth)[0]),
             "kendall": float(np.asarray(kendall_matrix(ours, truth))[0])}
+
+
+def leaderboard_values(lb: Leaderboard, tables: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The per-query values a leaderboard was averaged from: rows run, query_id, value (trec_eval's summary rows
+    left in; :func:`autograde.metrics.rank_agreement.system_query_matrix` leaves them out). ``tables`` keeps each
+    table read once when several leaderboards share it."""
+    from autograde.core.tables import read_table
+
+    tables = tables if tables is not None else {}
+    if lb.per_query not in tables:
+        tables[lb.per_query] = read_table(lb.per_query)
+    df = tables[lb.per_query]
+    if lb.column == "value" and "measure" in df.columns:
+        df = df[df["measure"] == lb.measure]
+    return df[["run", "query_id", lb.column]].rename(columns={lb.column: "value"})

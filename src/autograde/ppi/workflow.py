@@ -4,20 +4,18 @@ the measures, the rule's inputs, outputs and params. Imports nothing heavy (the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autograde.config.human_sample import HumanSampleConfig, PredictionConfig
+from autograde.config.human_sample import PredictionConfig
 from autograde.core.layout import CALIBRATED, Layout, QrelsVariant
 
-
-def human_sample_section(config: Any) -> HumanSampleConfig | None:
-    """The ``human_sample:`` section (None when absent)."""
-    return getattr(config, "human_sample", None)
+if TYPE_CHECKING:
+    from autograde.config.model import Config
 
 
-def predictions_of(config: Any) -> list[PredictionConfig]:
+def predictions_of(config: Config) -> list[PredictionConfig]:
     """The configured predictions, or every grader's first qrels variant (named after the grader)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None:
         return []
     if h.predictions:
@@ -25,24 +23,26 @@ def predictions_of(config: Any) -> list[PredictionConfig]:
     return [PredictionConfig(name=g.name, grader=g.name) for g in config.graders]
 
 
-def measures_of(config: Any) -> list[str]:
+def measures_of(config: Config) -> list[str]:
     """The measures to estimate: ``human_sample.measures``, or those of ``evaluation.measures`` a sample can
     estimate."""
     from autograde.metrics.estimable import estimable
 
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is not None and h.measures is not None:
         return list(h.measures)
     return [m for m in config.evaluation.measures if estimable(m) is not None]
 
 
-def relevance_level_of(config: Any) -> int:
-    h = human_sample_section(config)
+def relevance_level_of(config: Config) -> int:
+    """The estimates' relevance level: ``human_sample.relevance_level`` (``evaluation.relevance_level`` unless the
+    section sets its own)."""
+    h = config.human_sample
     return int(h.relevance_level if h is not None and h.relevance_level is not None
-               else config.evaluation.human_relevance_level)
+               else config.evaluation.relevance_level)
 
 
-def prediction_source(cfg: PredictionConfig, config: Any) -> tuple[str, str, float | None]:
+def prediction_source(cfg: PredictionConfig, config: Config) -> tuple[str, str, float | None]:
     """(kind, path, default threshold) of a prediction: ``qrels``, ``table`` or ``grades``."""
     lay = Layout.of(config.results_dir)
     if cfg.grader == CALIBRATED:
@@ -58,12 +58,12 @@ def prediction_source(cfg: PredictionConfig, config: Any) -> tuple[str, str, flo
     return "grades", cfg.grades, None
 
 
-def prediction_files(cfg: PredictionConfig, config: Any) -> list[str]:
+def prediction_files(cfg: PredictionConfig, config: Config) -> list[str]:
     """The file a prediction reads (a workflow input)."""
     return [prediction_source(cfg, config)[1]]
 
 
-def estimate_outputs(config: Any) -> dict[str, str]:
+def estimate_outputs(config: Config) -> dict[str, str]:
     """Output files of the estimates rule: ``summary`` and, per prediction, ``<name>.estimates`` and
     ``<name>.differences``."""
     lay = Layout.of(config.results_dir)
@@ -74,10 +74,10 @@ def estimate_outputs(config: Any) -> dict[str, str]:
     return out
 
 
-def estimate_inputs(config: Any) -> dict[str, Any]:
+def estimate_inputs(config: Config) -> dict[str, Any]:
     """Input files of the estimates rule: the pool, the rankings, the sample, the design, every prediction's file
     (a change of any of them reruns it; nothing else does)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     lay = Layout.of(config.results_dir)
     inputs: dict[str, Any] = {"pool": lay.pool, "rankings": lay.ingest("rankings")}
     if h is not None and h.qrels:
@@ -88,38 +88,40 @@ def estimate_inputs(config: Any) -> dict[str, Any]:
     return inputs
 
 
-def estimate_params(config: Any) -> dict[str, Any]:
+def estimate_params(config: Config) -> dict[str, Any]:
     """Every setting the estimates depend on (a changed one reruns the rule)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     return {"section": h.model_dump() if h is not None else None, "measures": measures_of(config),
             "relevance_level": relevance_level_of(config), "missing_queries": config.evaluation.missing_queries,
             "predictions": [p.model_dump() for p in predictions_of(config)]}
 
 
-def human_sample_targets(config: Any) -> list[str]:
+def human_sample_targets(config: Config) -> list[str]:
     """The estimates ``rule all`` builds for ``human_sample:`` (nothing without judgments yet)."""
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None or not h.qrels:
         return []
     return list(estimate_outputs(config).values())
 
 
-def judging_output(config: Any) -> str | None:
+def judging_output(config: Config) -> str | None:
     """The judging page's data (``results/human_sample/judging.json``) when a design file exists and the page is on."""
     from pathlib import Path
 
-    h = human_sample_section(config)
+    h = config.human_sample
     if h is None or not h.design or not h.judging_page or not Path(h.design).is_file():
         return None
     return Layout.of(config.results_dir).human_sample("judging.json")
 
 
-def judging_inputs(config: Any) -> dict[str, Any]:
-    """Inputs of the judging page's data: the design, the pool, the queries and the judgments so far."""
+def judging_inputs(config: Config) -> dict[str, Any]:
+    """Inputs of the judging page's data: the design, the pool, the queries and the judgments so far (none without
+    a design: the rule is then never asked for)."""
     from pathlib import Path
 
-    h = human_sample_section(config)
-    assert h is not None and h.design
+    h = config.human_sample
+    if h is None or not h.design:
+        return {}
     lay = Layout.of(config.results_dir)
     inputs: dict[str, Any] = {"design": h.design, "pool": lay.pool, "queries": lay.ingest("queries")}
     if h.qrels and Path(h.qrels).is_file():
@@ -127,7 +129,7 @@ def judging_inputs(config: Any) -> dict[str, Any]:
     return inputs
 
 
-def site_inputs(config: Any) -> list[str]:
+def site_inputs(config: Config) -> list[str]:
     """What the review site's human-sample pages read: the estimates and the judging page's data."""
     judge = judging_output(config)
     return human_sample_targets(config) + ([judge] if judge else [])

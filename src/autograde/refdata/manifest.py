@@ -16,10 +16,11 @@ import re
 import sys
 from pathlib import Path, PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from autograde.config.reference import replace_between_markers
 from autograde.core.errors import ConfigError, UnknownNameError
+from autograde.core.schema import Strict
 from autograde.core.yamlfile import read_yaml
 
 __all__ = ["DATA_END", "DATA_START", "MANIFEST_FILE", "Extract", "LinesOf", "Manifest", "RefFile", "load_manifest", "manifest_markdown"]
@@ -31,25 +32,23 @@ DATA_END = "<!-- data-files:end -->"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Extract(_Strict):
+class Extract(Strict):
     """The file is the part of the downloaded text from just after ``start`` through ``end`` (both found once)."""
 
     start: str = Field(description="the text just before the file's first character")
     end: str = Field(description="the file's last characters (the first occurrence after start)")
 
 
-class LinesOf(_Strict):
+class LinesOf(Strict):
     """The file is the lines of another file of the manifest that start with ``prefix``, in order."""
 
     file: str = Field(description="path of the other file (under the data folder)")
     prefix: str = Field(description="the lines kept start with this")
 
 
-class RefFile(_Strict):
+class RefFile(Strict):
     """One reference file: where it goes, what it is, where it comes from, and its size and sha256."""
 
     path: str = Field(description="target path under the data folder (the path the experiments read)")
@@ -94,13 +93,8 @@ class RefFile(_Strict):
     def pinned(self) -> bool:
         return self.sha256 is not None
 
-    @property
-    def obtainable(self) -> bool:
-        """Whether ``autograde data fetch`` can make it (a URL, or derived from another file)."""
-        return self.url is not None or self.lines_of is not None
 
-
-class Manifest(_Strict):
+class Manifest(Strict):
     """Every reference file, and the folder they go into by default."""
 
     folder: str = Field(description="the data folder, relative to the repository root (what the configs name)")

@@ -9,7 +9,7 @@ S support, P partial_support, N not_support (hover: the grade and the label dist
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +23,6 @@ from autograde.metrics.nuggets import ALL_QUERIES, MEASURES
 from autograde.reports.render import render_page
 
 Write = Callable[[Path, str, dict[str, Any]], None]
-
-
-def discover_assessors(results: Path) -> list[str]:
-    """Assessors with a merged assignment table."""
-    lay = Layout.of(results)
-    d = Path(lay.nuggets_dir)
-    return sorted(p.name for p in d.iterdir() if Path(lay.nuggets(p.name, "assignments.parquet")).is_file()) \
-        if d.is_dir() else []
 
 
 def _means(ev: pd.DataFrame, names: list[str]) -> pd.DataFrame:
@@ -66,14 +58,17 @@ def _answer_page(q: str, labels: pd.DataFrame, ev: pd.DataFrame, texts: dict[str
 
 
 def build_nugget_pages(res: Path, out: Path, common: dict[str, Any], queries: dict[str, str], write: Write,
-                       stats: dict[str, Any], slug: Callable[[str], str]) -> list[dict[str, Any]]:
-    """Write every assessor's pages (``write(path, text, stats)``; ``slug`` names a query's page); returns the index
-    cards (name, href, per-run means)."""
+                       stats: dict[str, Any], slug: Callable[[str], str], assessors: Sequence[str]
+                       ) -> list[dict[str, Any]]:
+    """Write the pages of every assessor of ``assessors`` whose assignments exist (``write(path, text, stats)``;
+    ``slug`` names a query's page); returns the index cards (name, href, per-run means)."""
     lay = Layout.of(res)
     names = [m.name for m in MEASURES]
     titles = {m.name: m.title for m in MEASURES}
     cards = []
-    for a in discover_assessors(res):
+    for a in assessors:
+        if not Path(lay.nuggets(a, "assignments.parquet")).is_file():
+            continue
         labels = read_table(lay.nuggets(a, "assignments.parquet"))
         ev_path = Path(lay.evaluation(a, NUGGET_VARIANT))
         ev = read_table(ev_path) if ev_path.is_file() else pd.DataFrame(columns=["run", "query_id", "measure", "value"])

@@ -17,22 +17,29 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from autograde.config.reports import GRADER_REPORT_FILES, ReportsConfig
-from autograde.core.layout import HUMAN, Layout
+from autograde.core.feature import SiteContext, SiteSection
+from autograde.core.layout import HUMAN, Layout, Leaderboard
 from autograde.core.log import logger
 from autograde.core.querycache import QueryCache
 from autograde.core.tables import read_table
 from autograde.pipeline.perquery import query_digests
-from autograde.reports.human_sample_pages import build_human_sample_pages
 from autograde.reports.linkcheck import broken_links, page_links
 from autograde.reports.render import render_page, templates_digest
+from autograde.reports.site_files import update_folder
+
+if TYPE_CHECKING:
+    from autograde.config.model import Config
+
+SiteHook = Callable[[SiteContext], SiteSection | None]
+"""A feature's site hook (:attr:`autograde.core.feature.Feature.site`)."""
 
 
 def slug(name: str) -> str:
@@ -79,20 +86,21 @@ class GraderData:
     """variant -> wide table (run, then one score column per measure)."""
 
 
-def _leaderboards(folder: Path) -> dict[str, pd.DataFrame]:
-    """variant -> wide leaderboard (run + measure columns) from ``<folder>/<variant>/<measure>.tsv``."""
+def _leaderboards(boards: Sequence[Leaderboard], grader: str) -> dict[str, pd.DataFrame]:
+    """variant -> wide leaderboard (run + measure columns) of one grader, from the one list of leaderboards (a
+    leaderboard of a grader or measure no longer configured is not shown, even where its file remains)."""
     out: dict[str, pd.DataFrame] = {}
-    if not folder.is_dir():
-        return out
-    groups = [(folder.name, sorted(folder.glob("*.tsv")))] if any(folder.glob("*.tsv")) else \
-        [(d.name, sorted(d.glob("*.tsv"))) for d in sorted(folder.iterdir()) if d.is_dir()]
-    for variant, files in groups:
+    variants: dict[str, list[Leaderboard]] = {}
+    for lb in boards:
+        if lb.grader == grader:
+            variants.setdefault(lb.qrels, []).append(lb)
+    for variant, lbs in variants.items():
         wide = None
-        for f in files:
-            lb = _read_tsv(f)
-            if lb.empty or "score" not in lb:
+        for lb in lbs:
+            table = _read_tsv(Path(lb.path))
+            if table.empty or "score" not in table:
                 continue
-            col = lb.set_index("run")["score"].rename(f.stem)
+            col = table.set_index("run")["score"].rename(lb.measure)
             wide = col.to_frame() if wide is None else wide.join(col, how="outer")
         if wide is not None:
             first = wide.columns[0]
@@ -100,7 +108,7 @@ def _leaderboards(folder: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
-def load_grader(results: Path, grader: str) -> GraderData:
+def load_grader(results: Path, grader: str, boards: Sequence[Leaderboard] = ()) -> GraderData:
     lay = Layout.of(results)
     f = {k: Path(lay.report(grader, v)) for k, v in GRADER_REPORT_FILES.items()}
     grades = read_table(lay.grades(grader))
@@ -110,7 +118,7 @@ def load_grader(results: Path, grader: str) -> GraderData:
         spurious=_read_tsv(f["spurious"]), missing=_read_tsv(f["missing"]), impact=_read_tsv(f["impact"]),
         agreement=_read_tsv(f["agreement"]), agreement_graded=_read_tsv(f["agreement_graded"]),
         agreement_per_query=_read_tsv(f["agreement_per_query"]), summary=summary,
-        leaderboards=_leaderboards(Path(lay.leaderboards_dir(grader))))
+        leaderboards=_leaderboards(boards, grader))
 
 
 def discover_graders(results: Path) -> list[str]:
@@ -200,7 +208,8 @@ def _query_page_data(g: GraderData, q: str, pool_text: dict[tuple[str, str], str
 def build_site(results: str | Path, out: str | Path, cfg: ReportsConfig | None = None,
                graders: Sequence[str] | None = None, official_path: str | Path | None = None,
                relevant_level: int = 2, title: str = "autograde review",
-               cache_dir: str | Path | None = None) -> dict[str, Any]:
+               cache_dir: str | Path | None = None, leaderboards: Sequence[Leaderboard] = (),
+               config: Config | None = None, sections: Sequence[SiteHook] = ()) -> dict[str, Any]:
     """Build the site from a results folder into ``out``; returns page/byte counts and how many query pages were
     rendered (``query_pages``: the others are read from the per-query cache of ``cache_dir``, where every input of
     the page is unchanged).
@@ -221,11 +230,13 @@ def build_site(results: str | Path, out: str | Path, cfg: ReportsConfig | None =
     cache = QueryCache(cache_dir, "site", f"{SITE_VERSION}/{templates_digest()}")
     try:
         parsed: dict[str, tuple[list[str], list[str]]] = {}
-        stats = _build(res, tmp, cfg, graders, official_path, relevant_level, title, cache, parsed)
+        site = SiteRun(res, tmp, cfg, graders, official_path, relevant_level, title, cache, parsed, list(leaderboards),
+                       config, list(sections))
+        stats = _build(site)
         problems = broken_links(tmp, parsed)
         if problems:
             raise RuntimeError("the site has broken links:\n  " + "\n  ".join(problems[:50]))
-        stats["written"] = _update(tmp, out)
+        stats["written"] = update_folder(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -240,34 +251,6 @@ SITE_VERSION = 1
 """Bumped when what a query page shows changes in code (a changed template is noticed by itself)."""
 
 
-def _update(new: Path, out: Path) -> int:
-    """Make ``out`` hold exactly the files of ``new``, writing only files whose bytes differ; returns how many."""
-    import filecmp
-    import os
-
-    written = 0
-    if out.exists() and not out.is_dir():
-        out.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-    fresh = {p.relative_to(new) for p in new.rglob("*") if p.is_file()}
-    for rel in sorted(fresh):
-        dst = out / rel
-        if dst.is_file() and filecmp.cmp(new / rel, dst, shallow=False):
-            continue
-        if dst.is_dir():
-            shutil.rmtree(dst)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(new / rel, dst)
-        written += 1
-    for p in sorted(out.rglob("*"), reverse=True):  # deepest first: files no longer made, then empty folders
-        rel = p.relative_to(out)
-        if (p.is_file() or p.is_symlink()) and rel not in fresh:
-            p.unlink()
-        elif p.is_dir() and not any(p.iterdir()):
-            p.rmdir()
-    return written
-
-
 def _write(path: Path, text: str, stats: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -275,9 +258,26 @@ def _write(path: Path, text: str, stats: dict[str, Any]) -> None:
     stats["bytes"] += len(text.encode("utf-8"))
 
 
-def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], official_path: str | Path | None,
-           relevant_level: int, title: str, cache: QueryCache, parsed: dict[str, tuple[list[str], list[str]]]
-           ) -> dict[str, Any]:
+@dataclass
+class SiteRun:
+    """One build of the site: where from and to, the settings, the leaderboards to show and the features' hooks."""
+
+    res: Path
+    out: Path
+    cfg: ReportsConfig
+    graders: list[str]
+    official_path: str | Path | None
+    relevant_level: int
+    title: str
+    cache: QueryCache
+    parsed: dict[str, tuple[list[str], list[str]]]
+    boards: list[Leaderboard]
+    config: Config | None
+    hooks: list[SiteHook]
+
+
+def _build(run: SiteRun) -> dict[str, Any]:
+    res, out, cfg, graders = run.res, run.out, run.cfg, run.graders
     stats: dict[str, Any] = {"pages": 0, "bytes": 0}
     lay = Layout.of(res)
     queries_df = _opt_table(Path(lay.ingest("queries")))
@@ -287,53 +287,39 @@ def _build(res: Path, out: Path, cfg: ReportsConfig, graders: list[str], officia
     pool_text = {(q, p): t for q, p, t in pool[["query_id", "passage_id", "text"]].itertuples(index=False)} if len(pool) else {}
     pool_systems = ({(q, p): int(n) for q, p, n in pool[["query_id", "passage_id", "n_systems"]].itertuples(index=False)}
                     if "n_systems" in pool else {})
-    official = _official(res, official_path)
+    official = _official(res, run.official_path)
     corr = _read_tsv(Path(lay.reports("correlation.tsv")))
-    if len(corr):
-        from autograde.reports.nugget_pages import discover_assessors
-
-        corr = corr[corr["grader"].isin([*graders, "human", *discover_assessors(res)])]
+    if len(corr):  # the rows of the leaderboards the experiment makes now
+        shown = {(lb.grader, lb.qrels, lb.measure) for lb in run.boards}
+        corr = corr[[(g, str(v), m) in shown for g, v, m in corr[["grader", "qrels", "measure"]].itertuples(index=False)]]
     methods = [m for m in ("spearman", "kendall", "tau_ap") if m in corr]
     plots = Path(lay.reports("plots"))
     if plots.is_dir():
         shutil.copytree(plots, out / "plots")
         stats["bytes"] += sum(p.stat().st_size for p in (out / "plots").rglob("*") if p.is_file())
-    data = [load_grader(res, g) for g in graders]
+    data = [load_grader(res, g, run.boards) for g in graders]
     thresholds = sorted({int(t) for g in data for t in g.summary.get("thresholds", [])}) or [4]
-    human = _leaderboards(Path(lay.leaderboards_dir(HUMAN)))
-    common = {"title": title, "methods": methods, "official": official, "relevant_level": relevant_level,
+    human = _leaderboards(run.boards, HUMAN)
+    common = {"title": run.title, "methods": methods, "official": official, "relevant_level": run.relevant_level,
               "method_names": {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "tau_ap": "τ-ap"}}
     agreement = [a for g in data for a in _agreement_rows(g.agreement)]
     grader_cards = [{"name": g.name, "summary": g.summary, "href": f"{g.name}/index.html"} for g in data]
-    from autograde.reports.nugget_pages import build_nugget_pages
-
-    nuggets = build_nugget_pages(res, out, common, queries, _write, stats, slug)
-    reproduction = _reproduction_page(lay, out, stats)
-    from autograde.reports.judge_card import build_judge_cards
-
-    common["judges"] = build_judge_cards(res, out, common, graders, _write, stats)  # judge cards (audit files)
+    sections = []
+    if run.config is not None:
+        ctx = SiteContext(run.config, res, out, common, _write, stats, slug, list(graders), queries)
+        sections = [s for hook in run.hooks if (s := hook(ctx)) is not None]
     _write(out / "index.html", render_page(
-        "index.html", **common, root="", graders=grader_cards, nuggets=nuggets, reproduction=reproduction,
+        "index.html", **common, root="", graders=grader_cards, sections=sections,
         correlation=_correlation_rows(corr, methods),
         agreement=agreement, human=human, n_queries=len(queries), n_pool=len(pool), n_judged=len(judgments),
-        n_systems=len(next(iter(human.values()))) if human else None,
-        human_sample=build_human_sample_pages(res, out, common, _write, stats)), stats)
+        n_systems=len(next(iter(human.values()))) if human else None), stats)
     pool_digests = query_digests(pool[[c for c in ("query_id", "passage_id", "text", "n_systems") if c in pool]]) \
         if len(pool) else {}
     for g in data:
         _grader_pages(out, g, queries, pool_text, pool_systems, cfg, thresholds, common,
                       _correlation_rows(corr[corr["grader"] == g.name], methods) if len(corr) else [], stats,
-                      PageInputs(cache, pool_digests, parsed))
+                      PageInputs(run.cache, pool_digests, run.parsed))
     return stats
-
-
-def _reproduction_page(lay: Layout, out: Path, stats: dict[str, Any]) -> str | None:
-    """The papers' tables (``make reproduce``), copied into the site when they were built before it; its link."""
-    page = Path(lay.reproduction("index.html"))
-    if not page.is_file():
-        return None
-    _write(out / "reproduction.html", page.read_text(encoding="utf-8"), stats)
-    return "reproduction.html"
 
 
 def _grader_pages(out: Path, g: GraderData, queries: dict[str, str], pool_text: dict[tuple[str, str], str],

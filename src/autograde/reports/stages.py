@@ -27,12 +27,6 @@ if TYPE_CHECKING:
     from autograde.config.model import Config
 
 
-def reports_config(config: Config) -> ReportsConfig:
-    """The ``reports:`` section of an experiment config (defaults when the config has none)."""
-    section = getattr(config, "reports", None)
-    return section if isinstance(section, ReportsConfig) else ReportsConfig()
-
-
 @dataclass(frozen=True)
 class GraderReportSpec:
     """What one grader's reports need from the experiment (a rule's params; no config object needed)."""
@@ -56,14 +50,14 @@ class GraderReportSpec:
 
 def grader_report_spec(config: Config, grader: str) -> GraderReportSpec:
     """The report spec of one grader of an experiment config."""
-    rc = reports_config(config)
+    rc = config.reports
     g = config.grader(grader)
     taus = list(config.thresholds_of(grader))
     variants = list(config.qrels_variants_of(grader))
     return GraderReportSpec(
         grader=grader, variants=variants, thresholds=rc.thresholds_or(taus), measures=list(config.evaluation.measures),
         missing_queries=config.evaluation.missing_queries,
-        relevant_level=rc.relevant_level_or(config.evaluation.human_relevance_level),
+        relevant_level=rc.level,
         bank=None if g.bank == "direct" else config.banks[g.bank])
 
 
@@ -198,16 +192,6 @@ def _num(x: float) -> float | None:
     return None if x != x else round(float(x), 6)
 
 
-def _per_query(path: str, measure: str, column: str, cache: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    if path not in cache:
-        cache[path] = read_table(path)
-    df = cache[path]
-    if column == "value":
-        df = df[df["measure"] == measure]
-        return df[["run", "query_id", "value"]]
-    return df[["run", "query_id", column]].rename(columns={column: "value"})
-
-
 def read_official(path: str | Path) -> dict[str, float]:
     """The official leaderboard ``{run: rank}`` (errors name the file and the fix)."""
     from autograde.pipeline.ingest import read_official_leaderboard
@@ -218,37 +202,44 @@ def read_official(path: str | Path) -> dict[str, float]:
     return official
 
 
-CORRELATION_VERSION = 2
-"""Version of a stored correlation result (bump when :func:`autograde.reports.correlation.correlate` changes)."""
+CORRELATION_VERSION = 3
+"""Version of a stored correlation result (bump when
+:func:`autograde.metrics.rank_agreement.leaderboard_agreement` changes)."""
 
 
 def _correlations(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], official: Mapping[str, float],
                   methods: list[str], cache_dir: str | Path | None) -> tuple[list[Any], dict[str, int]]:
-    """The correlation result of every leaderboard (in order), each read from the analysis cache when its per-query
-    values, the official leaderboard and the bootstrap settings are those it was computed from: after an edit only
-    the edited grader's leaderboards are bootstrapped again. Returns (results, cache counts)."""
+    """The agreement of every leaderboard with the official one (in order), each read from the analysis cache when
+    its per-query values, its missing-query policy, the official leaderboard and the bootstrap settings are those it
+    was computed from: after an edit only the edited grader's leaderboards are bootstrapped again. Returns (results,
+    cache counts)."""
+    from autograde.core.layout import Leaderboard
     from autograde.core.querycache import QueryCache
+    from autograde.metrics.rank_agreement import RankAgreement, leaderboard_agreement
+    from autograde.pipeline.leaderboard import leaderboard_values
     from autograde.pipeline.perquery import query_digests
-    from autograde.reports.correlation import CorrelationResult, correlate
 
     tables: dict[str, pd.DataFrame] = {}
-    per_q = {str(i): _per_query(src["per_query"], src["measure"], src["column"], tables)
-             for i, src in enumerate(sources)}
+    boards = {str(i): Leaderboard.from_dict(dict(src)) for i, src in enumerate(sources)}
+    per_q = {i: leaderboard_values(lb, tables) for i, lb in boards.items()}
     settings = {"official": dict(sorted(official.items())), "methods": methods, "samples": rc.bootstrap_samples,
                 "seed": rc.bootstrap_seed, "confidence": rc.confidence}
     cache = QueryCache(cache_dir, "correlation", CORRELATION_VERSION)
-    keys = {i: cache.key({**settings, "rows": query_digests(df, ["run", "value"])}) for i, df in per_q.items()}
+    keys = {i: cache.key({**settings, "missing": boards[i].missing_queries,
+                          "rows": query_digests(df, ["run", "value"])}) for i, df in per_q.items()}
 
     def compute(todo: list[str]) -> dict[str, Any]:
         out = {}
         for i in todo:
-            res = correlate(per_q[i], official, methods, rc.bootstrap_samples, rc.bootstrap_seed, rc.confidence)
+            res = leaderboard_agreement(per_q[i], official, methods, samples=rc.bootstrap_samples,
+                                        seed=rc.bootstrap_seed, confidence=rc.confidence,
+                                        missing_queries=boards[i].missing_queries)
             out[i] = {"n_systems": res.n_systems, "n_queries": res.n_queries, "point": res.point, "low": res.low,
                       "high": res.high, "scores": res.scores}
         return out
 
     stored = cache.values(keys, compute)
-    return [CorrelationResult(**stored[i]) for i in per_q], cache.stats
+    return [RankAgreement(**stored[i]) for i in per_q], cache.stats
 
 
 def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str]], official_path: str | Path,
@@ -261,11 +252,11 @@ def run_report_correlation(rc: ReportsConfig, sources: Sequence[Mapping[str, str
     ``results/correlation.tsv`` has them. With ``cache_dir``, a leaderboard whose inputs did not change is read
     from the analysis cache instead of being bootstrapped again (the same bytes either way)."""
     from autograde.core.querycache import describe
-    from autograde.reports.correlation import METHODS
+    from autograde.metrics.rank_agreement import RANK_STATISTICS
     from autograde.reports.plots import Point, scatter_svg
 
     official = read_official(official_path)
-    methods = [m for m in METHODS if m != "tau_ap" or rc.tau_ap]
+    methods = [m for m in RANK_STATISTICS if m != "tau_ap" or rc.tau_ap]
     results_of, stats = _correlations(rc, sources, official, methods, cache_dir)
     rows = []
     for src, res in zip(sources, results_of, strict=True):
@@ -297,7 +288,7 @@ def correlation_plot_paths(results: str | Path, sources: Sequence[Mapping[str, s
 
 def report_targets(config: Config) -> list[str]:
     """The report files and the site a workflow run makes (``[]`` when ``reports.enabled`` is false)."""
-    rc = reports_config(config)
+    rc = config.reports
     if not rc.enabled:
         return []
     r = config.results_dir
@@ -307,13 +298,3 @@ def report_targets(config: Config) -> list[str]:
     if rc.site:
         out.append(Layout.of(r).site)
     return out
-
-
-def run_site(rc: ReportsConfig, results: str | Path, out: str | Path, graders: Sequence[str] | None,
-             official_path: str | Path | None, relevant_level: int, cache_dir: str | Path | None = None
-             ) -> dict[str, Any]:
-    """Build the review site (see :mod:`autograde.reports.site`; query pages whose inputs did not change are read
-    from the per-query cache of ``cache_dir``)."""
-    from autograde.reports.site import build_site
-
-    return build_site(results, out, rc, graders, official_path, relevant_level, cache_dir=cache_dir)

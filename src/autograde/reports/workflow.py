@@ -10,7 +10,6 @@ from autograde.reports.stages import (
     correlation_plot_paths,
     grader_report_files,
     grader_report_spec,
-    reports_config,
 )
 
 
@@ -24,7 +23,7 @@ class ReportRules:
         self.ctx = ctx
         self.config = ctx.config
         self.results = ctx.results
-        self.reports = reports_config(ctx.config)
+        self.reports = ctx.config.reports
         self.sources = ctx.leaderboard_table() if ctx.config.data.official_leaderboard else []
         """Every leaderboard correlated with the official one (the ``report_correlation`` rule's params)."""
 
@@ -32,7 +31,7 @@ class ReportRules:
         return self.reports.model_dump()
 
     def relevant_level(self) -> int:
-        return self.reports.relevant_level_or(self.config.evaluation.human_relevance_level)
+        return self.reports.level
 
     def plot_outputs(self) -> list[str]:
         return correlation_plot_paths(self.results, self.sources)
@@ -72,15 +71,7 @@ class ReportRules:
             "queries": lay.ingest("queries"),
             "judgments": lay.ingest("judgments"),
         }
-        from autograde.nuggets.workflow import nugget_targets
-
-        inputs["nuggets"] = nugget_targets(self.config)  # the nugget pages (when nuggets: is configured)
-        from autograde.config.audit import audit_targets
-
-        inputs["audit"] = audit_targets(self.config)  # the judge cards (when audit: is configured)
-        from autograde.ppi.workflow import site_inputs as human_sample_site_inputs
-
-        inputs["human_sample"] = human_sample_site_inputs(self.config)  # intervals and the judging page
+        inputs["features"] = self.ctx.site_inputs()  # what the features' site pages read (judge cards, ...)
         if self.config.data.official_leaderboard:
             inputs["correlation"] = lay.reports("correlation.tsv")
             inputs["official"] = self.config.data.official_leaderboard

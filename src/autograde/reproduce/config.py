@@ -15,12 +15,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from autograde.config.rubric import CalibratedQrelsConfig, RubricConfig
 from autograde.core.errors import ConfigError
+from autograde.core.layout import MissingQueries
+from autograde.core.schema import Strict
 
 __all__ = ["DEFAULT_PLAN", "PLAN_ENV", "InputFile", "ReproduceConfig", "load_plan", "plan_path"]
 
@@ -57,11 +59,9 @@ def _section_problems(build: Any, key: str) -> str:
     return ""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class TableSettings(_Strict):
+class TableSettings(Strict):
     """Base of every table's settings: the input files it reads."""
 
     ORIGINS: ClassVar[dict[str, tuple[str, str]]] = {}
@@ -90,7 +90,7 @@ class SpuriousSettings(TableSettings):
     threshold: int = Field(default=4, description="grade tau: an item covers a passage when its grade >= tau")
     nonrelevant: list[int] = Field(default_factory=lambda: [0], description="judgments counted as non-relevant "
                                    "(the paper counts judgment 0 only)")
-    relevant_level: int = Field(default=2, description="judgment >= this is relevant (missing-in-bank passages)")
+    relevance_level: int = Field(default=2, description="judgment >= this is relevant (missing-in-bank passages)")
     top: int = Field(default=3, ge=1, description="how many of the most spurious items are reported")
 
 
@@ -107,7 +107,7 @@ class AgreementSettings(TableSettings):
         "Nugget": f"{DL20}/autograded-qrels/NuggetSelfRatedPrompt.qrel"},
         description="row label -> qrels file of that prompt class (label = max self-rating 0-5)")
     threshold: int = Field(default=4, description="label >= this counts as relevant (the paper's grade 4-5)")
-    relevant_level: int = Field(default=2, description="judgment >= this is relevant (DL practice: 2-3)")
+    relevance_level: int = Field(default=2, description="judgment >= this is relevant (DL practice: 2-3)")
 
 
 class RubricSyntheticSettings(TableSettings):
@@ -187,14 +187,14 @@ class CalibratedSettings(TableSettings):
         return self
 
 
-class TrecEvalCase(_Strict):
+class TrecEvalCase(Strict):
     """One golden output of trec_eval's own test folder and the options it was made with."""
 
     name: str = Field(description="row label (the trec_eval command line it stands for)")
     qrels: str = Field(description="qrels file name in the trec_eval folder")
     run: str = Field(description="run file name in the trec_eval folder")
     golden: str = Field(description="trec_eval's output for these files and options (-q: per query and 'all')")
-    missing_queries: Literal["zero", "skip"] = Field(default="skip", description="zero = trec_eval -c")
+    missing_queries: MissingQueries = Field(default="skip", description="zero = trec_eval -c")
     relevance_level: int = Field(default=1, description="trec_eval -l")
 
 
@@ -223,7 +223,7 @@ class TrecEvalSettings(TableSettings):
         return [InputFile(f"{what}: {f}", f"{self.folder}/{f}", origin) for f in files]
 
 
-class GenerationCase(_Strict):
+class GenerationCase(Strict):
     """One prediction scored against gold answers (values derived by hand from the reference server's code)."""
 
     name: str = Field(description="row label")
@@ -247,7 +247,7 @@ class ServerSettings(TableSettings):
                                         "values are in the paper YAML)")
 
 
-class Tables(_Strict):
+class Tables(Strict):
     """One entry per reproducible table; null leaves the table out."""
 
     workbench_spurious: SpuriousSettings | None = Field(default_factory=SpuriousSettings,
@@ -266,7 +266,7 @@ class Tables(_Strict):
                                                             description="the evaluation server (UltraRAG)")
 
 
-class ReproduceConfig(_Strict):
+class ReproduceConfig(Strict):
     """The reproduction plan: where outputs go, the paper YAML files, and each table's settings."""
 
     results_dir: str = Field(default="results", description="outputs go to <results_dir>/reproduction/")
@@ -293,7 +293,7 @@ def plan_path(given: str | None = None) -> str:
     return str(given or os.environ.get(PLAN_ENV) or DEFAULT_PLAN)
 
 
-def validated(model: type[_Strict] | type[BaseModel], raw: Any, source: str | Path, what: str) -> Any:
+def validated(model: type[Strict] | type[BaseModel], raw: Any, source: str | Path, what: str) -> Any:
     """``raw`` validated by ``model``; a :class:`ConfigError` naming every problem with its line otherwise."""
     from autograde.config.model import error_lines
     from autograde.core.yamlfile import yaml_key_lines

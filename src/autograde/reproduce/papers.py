@@ -17,16 +17,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from autograde.core.schema import Strict
 
 __all__ = ["PaperFile", "PaperRow", "PaperTable", "load_paper"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PaperRow(_Strict):
+class PaperRow(Strict):
     """One row of a paper's table and the values the paper prints in it."""
 
     row: str = Field(description="the row as the paper labels it")
@@ -41,7 +41,7 @@ class PaperRow(_Strict):
         return list(self.measured) or [self.row]
 
 
-class PaperTable(_Strict):
+class PaperTable(Strict):
     """One table (or numbered claim) of a paper, and how it is compared with what the tool measures."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="short id, unique within the paper (used in anchors)")
@@ -87,7 +87,7 @@ class PaperTable(_Strict):
         return self.tolerance if self.tolerance is not None else 0.5 * 10 ** -self.digits_of(column)
 
 
-class PaperFile(_Strict):
+class PaperFile(Strict):
     """One paper: its citation, the seed document it is, and its tables."""
 
     paper: str = Field(description="citation of the paper (authors, title, venue)")

@@ -113,6 +113,6 @@ def measure_calibrated(s: CalibratedSettings, out_dir: Path) -> Measurement:
             (out_dir / f"report-seed{seed}.md").write_text(cv_markdown(report), encoding="utf-8")
     values = [summarize(CALIBRATED_ROWS[k], "kappa", samples[k]) for k in CALIBRATED_ROWS]
     notes = [f"{len(features.keys)} passages, {len(features.names)} features from {len(s.sources)} sources; "
-             f"judged level >= {first.relevant_level} is relevant; {first.folds} folds grouped by query; seeds "
+             f"judged level >= {first.level} is relevant; {first.folds} folds grouped by query; seeds "
              f"{s.seeds}", f"the oracle single prompt is {oracle}"]
     return Measurement("calibrated_qrels_dl20", values=values, notes=notes)

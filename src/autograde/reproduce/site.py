@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograde.core.feature import SiteContext, SiteSection
 from autograde.reproduce.compare import fmt_value
 
-__all__ = ["reproduction_page"]
+__all__ = ["reproduction_page", "reproduction_section"]
 
 CSS = {"same": "same", "differs": "differs"}
 
@@ -35,3 +36,19 @@ def reproduction_page(index: dict[str, Any]) -> str:
     summary = index["summary"]
     return render_page("reproduction.html", title="autograde: reproducing the papers", root="", plan=index["plan"],
                   summary=summary, tables=tables)
+
+
+def reproduction_section(ctx: SiteContext) -> SiteSection | None:
+    """The papers' tables (``make reproduce``), copied into the review site when they were built before it; the
+    index page's section linking them (None when they were not built)."""
+    from pathlib import Path
+
+    from autograde.core.layout import Layout
+    from autograde.reports.render import render_page
+
+    page = Path(Layout.of(ctx.results).reproduction("index.html"))
+    if not page.is_file():
+        return None
+    ctx.write(ctx.out / "reproduction.html", page.read_text(encoding="utf-8"), ctx.stats)
+    return SiteSection("reproduction", "Reproducing the papers",
+                       render_page("section_reproduction.html", root="", href="reproduction.html"))

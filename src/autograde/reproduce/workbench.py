@@ -56,15 +56,15 @@ def measure_spurious(s: SpuriousSettings) -> Measurement:
     """The ``top`` most spurious items (row: item text, column ``count``) and the missing-in-bank count."""
     grades, judgments, items = read_grid(s.grid)
     sp = spurious_entries(grades, judgments, [s.threshold], nonrelevant=s.nonrelevant,
-                          relevant_level=s.relevant_level, items=items)
+                          relevant_level=s.relevance_level, items=items)
     values = [Value(str(r.item_text), "count", float(r.count)) for r in sp.head(s.top).itertuples()]
     labels = passage_label_table(grades, judgments, [s.threshold])
-    missing = missing_in_bank(labels, grades, [s.threshold], relevant_level=s.relevant_level)
+    missing = missing_in_bank(labels, grades, [s.threshold], relevant_level=s.relevance_level)
     values.append(Value(MISSING_ROW, "passages", float(len(missing))))
     n_judged = len(judgments)
     notes = [f"{labels['passage_id'].nunique()} passages x {len(items)} items; {n_judged} judged, "
              f"{int(judgments['relevance'].isin(s.nonrelevant).sum())} of them judged {s.nonrelevant} (non-relevant)",
-             f"tau = {s.threshold}; relevant = judgment >= {s.relevant_level}"]
+             f"tau = {s.threshold}; relevant = judgment >= {s.relevance_level}"]
     return Measurement("workbench_spurious", values=values, notes=notes)
 
 
@@ -73,10 +73,10 @@ def measure_agreement(s: AgreementSettings) -> Measurement:
     total / kappa / kappa_linear; plus ``<label>`` x ``covered`` (judged passages with a label)."""
     official = qrels_pairs(read_qrels(s.judgments))
     values: list[Value] = []
-    notes = [f"{len(official)} judged passages; relevant = judgment >= {s.relevant_level}; label >= {s.threshold}"]
+    notes = [f"{len(official)} judged passages; relevant = judgment >= {s.relevance_level}; label >= {s.threshold}"]
     for label, path in s.sources.items():
         r = compute_agreement(qrels_pairs(read_qrels(path)), official, threshold=s.threshold,
-                              relevant_level=s.relevant_level, name=label)
+                              relevant_level=s.relevance_level, name=label)
         for i, bin_name in enumerate(r.label_bins):
             row = f"{label} {bin_name}"
             rel, nonrel = (int(x) for x in r.binary[i])

@@ -78,8 +78,10 @@ class ReproductionContext:
         plan = self._plan()
         return [measured_path(plan, n) for n in plan.table_names()]
 
-    def papers(self) -> list[str]:
-        return list(self._plan().papers)
+    def index_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        """Input function of ``reproduce_index``: every table's measured values and the paper files (a broken plan
+        fails here, when the index is asked for)."""
+        return {"measured": self.measured(), "papers": list(self._plan().papers)}
 
     def index_files(self) -> dict[str, str]:
         root = self.plan.results_dir if self.plan is not None else "results"

@@ -32,9 +32,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from autograde.core.errors import Problems, UnknownNameError
+from autograde.core.schema import Strict
 
 __all__ = ["BUNDLED_RUBRIC", "Question", "Rubric", "load_rubric", "rubric_file"]
 
@@ -47,10 +48,8 @@ def rubric_file(path: str | Path | None) -> Path:
     return Path(path) if path else BUNDLED_RUBRIC
 
 
-class Question(BaseModel):
+class Question(Strict):
     """One rubric question with its ordered answer options (value -> text)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(min_length=1, description="question id used in every input table (Q0, Q1, relevance, ...)")
     text: str = Field(default="", description="the question as asked (documentation; not used for training)")
@@ -84,10 +83,8 @@ class Question(BaseModel):
         return None
 
 
-class Rubric(BaseModel):
+class Rubric(Strict):
     """Questions asked of the LLM and of the human judges; ``main`` is the task fine-tuning focuses on."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(default="rubric", description="a name for reports")
     main: str = Field(description="id of the main-task question (LLM-RUBRIC: Q0, overall quality)")

@@ -7,19 +7,21 @@ Kept apart from :mod:`autograde.rubric.stages` because the Snakefile imports it 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autograde.config.rubric import RubricConfig
 from autograde.core.errors import Problems
+from autograde.core.layout import Layout
+
+if TYPE_CHECKING:
+    from autograde.config.model import Config
+    from autograde.config.rubric import RubricConfig
 
 
-def rubric_section(config: Any) -> RubricConfig | None:
-    """The experiment's ``rubric:`` section when present and enabled (a model or a plain mapping), else None."""
-    section = getattr(config, "rubric", None) if not isinstance(config, dict) else config.get("rubric")
-    if section is None:
-        return None
-    cfg = section if isinstance(section, RubricConfig) else RubricConfig.model_validate(section)
-    return cfg if cfg.enabled else None
+def rubric_section(config: Config) -> RubricConfig | None:
+    """The experiment's ``rubric:`` section when present and enabled, else None."""
+    from autograde.core.schema import enabled
+
+    return enabled(config.rubric)
 
 
 def rubric_predict_sources(cfg: RubricConfig | None) -> dict[str, str]:
@@ -40,8 +42,6 @@ def rubric_predict_sources(cfg: RubricConfig | None) -> dict[str, str]:
 
 def rubric_files(results: str | Path, cfg: RubricConfig) -> dict[str, str]:
     """Output paths of the rubric rules under ``results``."""
-    from autograde.core.layout import Layout
-
     r = Layout.of(results).rubric
     files = {"model": r("model.pt"), "fit": r("fit.json"), "evaluation": r("evaluation.json"),
              "evaluation_md": r("evaluation.md"), "evaluation_tex": r("evaluation.tex"),
@@ -52,14 +52,10 @@ def rubric_files(results: str | Path, cfg: RubricConfig) -> dict[str, str]:
     return files
 
 
-def rubric_targets(config: Any) -> list[str]:
+def rubric_targets(config: Config) -> list[str]:
     """Every file the LLM-RUBRIC rules make for ``rule all`` (``[]`` when the section is off)."""
-    results = config.results_dir if not isinstance(config, dict) else config.get("results_dir", "results")
-    out: list[str] = []
     rubric = rubric_section(config)
-    if rubric is not None:
-        out += list(rubric_files(results, rubric).values())
-    return out
+    return [] if rubric is None else list(rubric_files(config.results_dir, rubric).values())
 
 
 def rubric_inputs(cfg: RubricConfig, with_test: bool = False) -> dict[str, str]:
@@ -77,11 +73,41 @@ def rubric_inputs(cfg: RubricConfig, with_test: bool = False) -> dict[str, str]:
     return inputs
 
 
-def rubric_predict_input(cfg: RubricConfig) -> Any:
-    """Input function of rubric_predict: the LLM table named by the ``{name}`` wildcard."""
-    sources = rubric_predict_sources(cfg)
+class RubricRules:
+    """Inputs, outputs and params of the LLM-RUBRIC rules for one workflow context (defined whether or not the
+    section is on: without it they are never asked for)."""
 
-    def llm_table(wildcards: Any) -> str:
-        return sources[wildcards.name]
+    def __init__(self, config: Config) -> None:
+        self.section = rubric_section(config)
+        self.sources = rubric_predict_sources(self.section)
+        r = Layout.of(config.results_dir).rubric
+        self.files = {"model": r("model.pt"), "fit": r("fit.json"), "evaluation": r("evaluation.json"),
+                      "evaluation_md": r("evaluation.md"), "evaluation_tex": r("evaluation.tex"),
+                      "cv_predictions": r("cv_predictions.parquet"), "reliability": r("reliability.svg"),
+                      "transfer": r("transfer.json"), "transfer_md": r("transfer.md"), "transfer_tex": r("transfer.tex"),
+                      "predictions": r("predictions/{name}.parquet")}
 
-    return llm_table
+    def inputs(self, wildcards: Any) -> dict[str, str]:
+        return rubric_inputs(self.section) if self.section is not None else {}
+
+    def transfer_inputs(self, wildcards: Any) -> dict[str, str]:
+        return rubric_inputs(self.section, with_test=True) if self.section is not None else {}
+
+    def predict_inputs(self, wildcards: Any) -> dict[str, str]:
+        """The model, the rubric and the LLM table named by the ``{name}`` wildcard."""
+        if self.section is None:
+            return {}
+        from autograde.rubric.definition import rubric_file
+
+        return {"model": self.files["model"], "rubric": str(rubric_file(self.section.rubric)),
+                "llm": self.sources[wildcards.name]}
+
+    def params(self, wildcards: Any) -> dict[str, Any]:
+        """The section as plain data (an edit reruns exactly the rules that read it)."""
+        return self.section.model_dump() if self.section is not None else {}
+
+    def llm_format(self, wildcards: Any) -> str:
+        return self.section.llm_format if self.section is not None else ""
+
+    def name_constraint(self) -> str:
+        return "|".join(sorted(self.sources)) or "NO_PREDICT"

@@ -30,6 +30,7 @@ from autograde.core.paths import expand_globs
 
 if TYPE_CHECKING:
     from autograde.config.model import Config
+    from autograde.core.feature import CheckContext
     from autograde.io.banks.model import Bank
     from autograde.pipeline.ingest import Inputs
 
@@ -65,23 +66,6 @@ def check_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, pro
         problems.add(*src.locate(("metrics", "significance", "baseline")),
                      f"metrics.significance.baseline {baseline!r} is not a system",
                      f"{hint}name one of {', '.join(sorted(systems)[:10])}{' ...' if len(systems) > 10 else ''}, "
-                     "or null for no p-values")
-
-
-def check_nugget_baseline(config: Config, inputs: Inputs | None, src: ConfigSource, problems: Problems) -> None:
-    """``nuggets.baseline`` is one of the RAG runs (found before any job, not at the last one after all grading)."""
-    baseline = config.nuggets.baseline if config.nuggets is not None else None
-    if not baseline or inputs is None or inputs.answer_passages.empty:
-        return
-    answer_ids = set(inputs.answer_passages["passage_id"])  # the answers' passages are ranked by their run
-    runs = sorted(set(inputs.rankings.loc[inputs.rankings["passage_id"].isin(answer_ids), "run"]))
-    if baseline not in runs:
-        import difflib
-
-        close = difflib.get_close_matches(baseline, runs, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        problems.add(*src.locate(("nuggets", "baseline")), f"nuggets.baseline {baseline!r} is not a RAG run of "
-                     "data.answers", f"{hint}name one of {', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}, "
                      "or null for no p-values")
 
 
@@ -134,21 +118,6 @@ def check_generation(config: Config, problems: Problems) -> None:
         logger.warning("%d item(s) have an empty %r list and score 0 in every generation metric: %s%s (fix: give each "
                        "item its gold answers, or remove it)", len(empty), g.gold_key, ", ".join(empty[:10]),
                        " ..." if len(empty) > 10 else "")
-
-
-def check_spurious_levels(config: Config, inputs: Inputs, src: ConfigSource) -> None:
-    """Every judgment level of ``reports.spurious_judgments`` occurs in the human qrels (a level no judgment has
-    counts nothing: the spurious-entries report would be empty for a reason nobody sees)."""
-    if not config.reports.enabled or inputs.judgments.empty:
-        return
-    present = sorted({int(r) for r in inputs.judgments["relevance"]})
-    absent = [lv for lv in config.reports.spurious_judgments if lv not in present]
-    if absent:
-        path, line = src.locate(("reports", "spurious_judgments"))
-        logger.warning("%s:%s: reports.spurious_judgments %s: no judgment of %s has level %s, so no passage counts "
-                       "for spurious entries at it (judged levels: %s; fix: use judged levels, e.g. [0])", path,
-                       line or "?", list(config.reports.spurious_judgments), config.data.qrels,
-                       " or ".join(map(str, absent)), ", ".join(map(str, present)))
 
 
 def check_official_leaderboard(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> None:
@@ -244,15 +213,9 @@ def input_files(config: Config) -> list[str]:
              *expand_globs(config.data.corpus), *config.banks.values()]
     files += [p for p in (config.data.qrels, config.data.official_leaderboard, config.data.generation) if p]
     files += [str(g.options["custom_prompts"]) for g in config.graders if g.options.get("custom_prompts")]
-    from autograde.calibrated.workflow import calibrated_section
+    from autograde.workflow.features import FEATURES
 
-    calibrated = calibrated_section(config)
-    if calibrated is not None:
-        results = Path(config.results_dir).resolve()  # the workflow's own outputs change with every run
-        files += [p for p in [*calibrated.sources, calibrated.judgments]
-                  if p and not Path(p).resolve().is_relative_to(results)]
-        if calibrated.model:
-            files += [str(p) for p in sorted(Path(calibrated.model).glob("*"))] or [calibrated.model]
+    files += [f for feature in FEATURES for f in feature.input_files_of(config)]
     return files
 
 
@@ -329,20 +292,23 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     check_config(config, src, problems, models=models)
     missing = check_files_exist(config, src, problems)
     queries = read_queries(config.data.queries_file, Problems())  # its problems come from ingest below
-    from autograde.banks.checks import check_bank_generation
     from autograde.config.banks import banks_read_at_parse_time
-    from autograde.nuggets.checks import check_nuggets
+    from autograde.core.feature import CheckContext
+    from autograde.workflow.features import FEATURES
 
-    check_bank_generation(config, queries or None, problems, src)
     banks = read_banks(banks_read_at_parse_time(config), problems, queries or None, config.data.queries_file)
     check_gold_answers(config, banks, src, problems)
-    check_nuggets(config, banks, src, problems)  # nugget scores: prompts, importance in the bank
+    ctx = CheckContext(config, src, problems, queries, banks)
+    for feature in FEATURES:  # each feature's checks of its section (bank generation, nugget prompts, ...)
+        if feature.check_config is not None:
+            feature.check_config(ctx)
     inputs_stamp = _stamp_path(config, "inputs") if cached and config.banks else None
     counts = _read_stamp(inputs_stamp)  # after a bank edit: the runs, qrels and corpus were checked already
     inputs = None
     if counts is None:
         inputs = ingest(config, problems)
-        counts = check_data_inputs(config, inputs, src, problems)
+        ctx.inputs = inputs
+        counts = check_data_inputs(ctx)
     # a configured file that is missing is named once, by its config key (not again by its reader)
     problems.items = [p for p in problems.items if not (p.path in missing and p.message.endswith("not found"))]
     problems.raise_if_any()
@@ -353,18 +319,20 @@ def check_experiment(config: Config, source: str | ConfigSource = "config", cach
     return CheckReport(counts, inputs=inputs, dataset=dataset)
 
 
-def check_data_inputs(config: Config, inputs: Inputs, src: ConfigSource, problems: Problems) -> dict[str, int]:
-    """The checks of everything but the banks (runs, answers, qrels, leaderboard, generation data, citations,
-    calibrated-qrels sources, the corpus text of the pool); returns their counts."""
-    from autograde.calibrated.checks import check_calibrated
+def check_data_inputs(ctx: CheckContext) -> dict[str, int]:
+    """The checks of everything but the banks (runs, answers, qrels, leaderboard, generation data, citations, every
+    feature's inputs, the corpus text of the pool); returns their counts."""
+    from autograde.workflow.features import FEATURES
 
+    config, inputs, src, problems = ctx.config, ctx.inputs, ctx.src, ctx.problems
+    assert inputs is not None
     check_baseline(config, inputs, src, problems)
-    check_nugget_baseline(config, inputs, src, problems)
     check_official_leaderboard(config, inputs, src, problems)
-    check_spurious_levels(config, inputs, src)
     check_generation(config, problems)
     check_citations(config, problems)
-    check_calibrated(config, src, problems)  # calibrated qrels: the model folder, its sources
+    for feature in FEATURES:  # each feature's checks of its inputs (the calibrated model folder, ...)
+        if feature.check_inputs is not None:
+            feature.check_inputs(ctx)
     pool = check_pool_text(config, inputs, problems) if not problems else 0
     return {"queries": len(inputs.queries), "systems": int(inputs.rankings["run"].nunique()),
             "ranked_passages": len(inputs.rankings), "judgments": len(inputs.judgments), "pool_passages": pool}

@@ -19,7 +19,7 @@ from typing import Any
 from autograde.config.experiment import resolve_workflow_config, validate_config
 from autograde.config.model import Config
 from autograde.core.errors import AutogradeError, Problems, UnknownNameError
-from autograde.core.layout import CALIBRATED, Layout, Leaderboard, QrelsVariant
+from autograde.core.layout import Leaderboard, QrelsVariant
 from autograde.core.log import logger, setup_logging
 from autograde.core.paths import expand_globs
 from autograde.io.banks.model import BankItem
@@ -78,35 +78,30 @@ class WorkflowContext:
     def grader_names(self) -> list[str]:
         return [g.name for g in self.config.graders]
 
-    def calibrated_variant(self) -> str | None:
-        """The qrels variant of the calibrated labels (``threshold-2``), None when ``calibrated_qrels`` is off."""
-        from autograde.calibrated.workflow import calibrated_qrels_variant, calibrated_section
+    def feature_qrels(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Qrels the features make that are evaluated like a grader's (the calibrated labels): source -> variant ->
+        ``{mode, threshold, level}``."""
+        from autograde.workflow.features import FEATURES
 
-        cfg = calibrated_section(self.config)
-        return calibrated_qrels_variant(cfg) if cfg is not None else None
+        return {name: variants for f in FEATURES if f.qrels is not None for name, variants in f.qrels(self.config).items()}
 
     def qrels_sources(self) -> list[str]:
-        """Every name that has qrels to evaluate: the graders, and ``calibrated`` when that section is on."""
-        return self.grader_names() + (["calibrated"] if self.calibrated_variant() else [])
+        """Every name that has qrels to evaluate: the graders, and the features' (``calibrated`` when it is on)."""
+        return self.grader_names() + list(self.feature_qrels())
 
     def qrels_variants(self, grader: str) -> list[str]:
         return self.config.qrels_variants_of(grader)
 
     def qrels_variant(self, grader: str, variant: str) -> dict[str, Any]:
         """``{mode, threshold, level}`` of one grader's qrels variant (``max-4``): rule params, parsed once here."""
-        if grader == CALIBRATED and variant == self.calibrated_variant():
-            from autograde.calibrated.workflow import calibrated_qrels_level, calibrated_section
-
-            level = calibrated_qrels_level(calibrated_section(self.config))
-            return {"mode": QrelsVariant.parse(variant).mode, "threshold": level, "level": level}
+        made = self.feature_qrels().get(grader, {})
+        if variant in made:
+            return dict(made[variant])
         if variant not in self.qrels_variants(grader):
             raise UnknownNameError(f"unknown qrels variant {variant!r} of grader {grader!r}; configured: "
                                    f"{', '.join(self.qrels_variants(grader))}")
         v = QrelsVariant.parse(variant)
         return {"mode": v.mode, "threshold": v.tau, "level": v.level}
-
-    def cover_thresholds(self, grader: str) -> list[int]:
-        return self.config.cover_thresholds_of(grader)
 
     def measures(self) -> list[str]:
         return list(self.config.evaluation.measures)
@@ -126,17 +121,23 @@ class WorkflowContext:
 
     def bank_is_generated(self, grader: str) -> bool:
         """Whether the grader's bank is written by this workflow (rule merge_bank), not read at parse time."""
-        from autograde.banks.stages import is_graded_as_generated
+        from autograde.config.banks import is_graded_as_generated
 
         return is_graded_as_generated(self.config, self.config.grader(grader).bank)
 
     def shard_digest(self, grader: str, scatteritem: str) -> str:
         from autograde.pipeline.stages import grader_digest
 
-        if grader not in self.items:  # a generated bank: keyed by what its items are generated from
-            from autograde.banks.stages import graded_generated_digest
+        if grader not in self.items:  # a bank a feature makes: keyed by what its items are generated from
+            from autograde.workflow.features import FEATURES
 
-            return graded_generated_digest(self.config, grader, scatteritem, self.queries)
+            for f in FEATURES:
+                digest = f.bank_shard_digest(self.config, grader, scatteritem, self.queries) if f.bank_shard_digest \
+                    else None
+                if digest is not None:
+                    return digest
+            raise UnknownNameError(f"grader {grader!r}: its bank {self.config.grader(grader).bank!r} was not read and "
+                                   "no feature makes it")
         return grader_digest(self.config, grader, scatteritem, self.queries, self.items[grader])
 
     def leaderboards(self) -> list[Leaderboard]:
@@ -153,40 +154,23 @@ class WorkflowContext:
         return [lb.path for lb in self.leaderboards()]
 
     def final_outputs(self) -> list[str]:
-        lay = Layout.of(self.results)
-        out = [lay.pool]
-        for g in self.grader_names():
-            out += [lay.grades(g), lay.grades(g, ".stats.json")]
-            out += [lay.qrels(g, v) for v in self.qrels_variants(g)]
-        out += self.leaderboard_files()
-        if self.config.data.official_leaderboard:
-            out.append(lay.correlation)
-        if self.config.data.qrels:
-            out.append(lay.metrics("retrieval"))
-        if self.config.data.generation:
-            out.append(lay.metrics("generation"))
-        from autograde.reports.stages import report_targets
+        """What ``rule all`` builds: every feature's targets and every leaderboard (unique, in order)."""
+        from autograde.workflow.features import FEATURES
 
-        out += report_targets(self.config)  # verification reports, correlation report, review site
-        from autograde.banks.stages import generated_bank_targets
+        out = [p for f in FEATURES for p in f.targets_of(self.config)] + self.leaderboard_files()
+        return list(dict.fromkeys(out))
 
-        out += generated_bank_targets(self.config)  # Phase 1: generated test banks
-        from autograde.rubric.workflow import rubric_targets
+    def site_inputs(self) -> list[str]:
+        """What the features' site pages read (inputs of the site rule)."""
+        from autograde.workflow.features import FEATURES
 
-        out += rubric_targets(self.config)  # LLM-RUBRIC network (when configured)
-        from autograde.calibrated.workflow import calibrated_targets
+        return list(dict.fromkeys(p for f in FEATURES for p in f.site_inputs_of(self.config)))
 
-        out += calibrated_targets(self.config)  # calibrated qrels (when configured)
-        from autograde.nuggets.workflow import nugget_targets
+    def rule_files(self) -> list[str]:
+        """The rules files of every feature (the Snakefile includes them, in order)."""
+        from autograde.workflow.features import rule_files
 
-        out += nugget_targets(self.config)  # nugget scores of the RAG answers (when configured)
-        from autograde.config.audit import audit_targets
-
-        out += audit_targets(self.config)  # judge audit: meta-evaluation, robustness (when configured)
-        from autograde.ppi.workflow import site_inputs
-
-        out += site_inputs(self.config)  # estimates with intervals from a human sample, the judging page's data
-        return out
+        return [f"rules/{r}" for r in rule_files()]
 
 
 def script_setup(snakemake: Any) -> Config:
