@@ -32,7 +32,7 @@ from autograde.core.text import atomic_write_text
 from autograde.io.reports import is_report, parse_report, write_reports
 from autograde.io.track_checks import check_report_files
 from autograde.io.track_specs import get_spec
-from autograde.workflow.leaderboards import COVER_MEASURES
+from autograde.pipeline.feature import COVER_MEASURES
 
 if TYPE_CHECKING:
     from autograde.config.model import Config
@@ -137,7 +137,7 @@ def run_stages(config: Config) -> dict[str, dict[str, Any]]:
             run_cover(config, lay.grades(g.name), lay.ingest("rankings"), tau, lay.cover(g.name, tau),
                       lay.leaderboard(g.name, f"cover-{tau}", "cover"), lay.leaderboard(g.name, f"cover-{tau}", "ncover"))
     if config.data.qrels:
-        run_evaluate(config, config.data.qrels, lay.ingest("rankings"), config.evaluation.human_relevance_level,
+        run_evaluate(config, config.data.qrels, lay.ingest("rankings"), config.evaluation.relevance_level,
                      lay.evaluation(HUMAN))
     if config.nuggets is not None:
         from autograde.nuggets.stages import run_nuggets
