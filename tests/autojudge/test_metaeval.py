@@ -1,7 +1,8 @@
 """``auto-judge-evaluate meta-evaluate`` (autojudge-evaluate 1.1.0 in its environment) on leaderboards autograde
-writes gives autograde's own audit values to 1e-12, ties included: Kendall's tau-b and the top-k Kendall of
-:func:`autograde.audit.metaeval.system_agreement`, and tau_ap_b (:func:`autograde.core.stats.tau_ap_b_matrix`; the
-audit's tau-ap is the asymmetric one, without the tie rule). The code behind the command (its ``LeaderboardEvaluator``,
+writes gives autograde's own audit values to 1e-12, ties included: Kendall's tau-b, the top-k Kendall and tau_ap_b
+of :func:`autograde.metrics.rank_agreement.leaderboard_agreement` (the judge audit's and the correlation report's one
+implementation; ``tau_ap_b`` is :func:`autograde.core.stats.tau_ap_b_matrix`, the default ``tau_ap`` the original
+asymmetric one, without the tie rule). The code behind the command (its ``LeaderboardEvaluator``,
 built as the command builds it) gives full precision; the command itself, whose output file keeps 10 digits, is run
 once on the same files."""
 
@@ -15,9 +16,9 @@ import numpy as np
 import pandas as pd
 from support.reference_envs import AUTOJUDGE_VENV, run_reference, run_tool
 
-from autograde.audit.metaeval import system_agreement
 from autograde.autojudge.formats import write_leaderboard
 from autograde.core.stats import tau_ap_b_matrix
+from autograde.metrics.rank_agreement import leaderboard_agreement
 
 METAEVAL = """
 import json, sys, warnings
@@ -73,12 +74,13 @@ def test_meta_evaluate_equals_the_audit_ties_included(tmp_path: Path) -> None:
     for (grader, human), theirs in zip(tables, run_reference(AUTOJUDGE_VENV, "autojudge-env", METAEVAL, jobs),
                                        strict=True):
         t = theirs["ndcg_cut_10|ndcg_cut_10"]
-        ours = system_agreement(grader, human, top_k=KS, samples=0).point
+        ours = leaderboard_agreement(grader, human, ("kendall", "tau_ap_b"), top_k=KS, samples=0).point
         for m in ("kendall", *(f"kendall@{k}" for k in KS)):
             assert abs(ours[m] - t[m]) <= 1e-12, (m, ours[m], t[m])
+        assert abs(ours["tau_ap_b"] - t["tauap_b"]) <= 1e-12
         g = grader.pivot(index="run", columns="query_id", values="value").mean(axis=1).to_numpy()
         h = human.pivot(index="run", columns="query_id", values="value").mean(axis=1).to_numpy()
-        assert abs(float(tau_ap_b_matrix(g[None, :], h)[0]) - t["tauap_b"]) <= 1e-12
+        assert float(tau_ap_b_matrix(g[None, :], h)[0]) == ours["tau_ap_b"]
         assert len(set(h)) < len(h) and len(set(g)) < len(g)  # ties on both sides
 
     out = tmp_path / "meta.jsonl"

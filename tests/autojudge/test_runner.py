@@ -23,10 +23,10 @@ from support.loopback_server import LoopbackServer, SmolLM2Chat
 from support.models import smollm2_model_dir
 from support.reference_envs import AUTOJUDGE_BASE_VENV, AUTOJUDGE_VENV, run_tool
 
-from autograde.audit.metaeval import system_agreement
 from autograde.autojudge.engine import leaderboards_table
 from autograde.autojudge.formats import read_leaderboard
 from autograde.config.experiment import load_config
+from autograde.metrics.rank_agreement import leaderboard_agreement
 
 FIXTURE = TEST_DATA / "autojudge" / "rag24"
 WORKFLOW = {
@@ -119,8 +119,8 @@ def test_the_tracks_runner_runs_autograde(tmp_path: Path, server: LoopbackServer
     assert run.returncode == 0, run.stdout + run.stderr
     row = json.loads(meta.read_text().splitlines()[0])
     per_query = ours[ours["query_id"] != "all"]
-    audit = system_agreement(per_query[per_query["measure"] == eval_m], per_query[per_query["measure"] == truth_m],
-                             top_k=(3,), samples=0).point
+    audit = leaderboard_agreement(per_query[per_query["measure"] == eval_m], per_query[per_query["measure"] == truth_m],
+                                  top_k=(3,), samples=0).point
     assert row["kendall"] is not None and abs(row["kendall"] - audit["kendall"]) <= 1e-9
     assert row["kendall@3"] is not None and abs(row["kendall@3"] - audit["kendall@3"]) <= 1e-9
 

@@ -151,17 +151,17 @@ def leaderboard_name(lb: Leaderboard) -> str:
     return f"{lb.grader}/{lb.qrels}/{lb.measure}"
 
 
-def leaderboard_values(lb: Leaderboard) -> pd.DataFrame:
+def judged_values(lb: Leaderboard) -> pd.DataFrame:
     """One leaderboard's per-query values and each run's ``all`` value (columns run, query_id, value), exactly as
-    autograde computed them (a cover leaderboard's mean as its leaderboard file has it, unrounded)."""
-    table = read_table(lb.per_query)
-    if "measure" in table.columns:
-        table = table[table["measure"] == lb.measure]
-    rows = table[["run", "query_id", lb.column]].rename(columns={lb.column: "value"})
+    autograde computed them (a cover leaderboard, whose table has no ``all`` rows, its mean as its leaderboard file
+    has it, unrounded)."""
+    from autograde.pipeline.leaderboard import leaderboard_values
+
+    rows = leaderboard_values(lb)
     if lb.column in COVER_MEASURES:
         from autograde.pipeline.cover import cover_leaderboard
 
-        means = cover_leaderboard(table, lb.column)  # type: ignore[arg-type]
+        means = cover_leaderboard(read_table(lb.per_query), lb.column)  # type: ignore[arg-type]
         rows = pd.concat([rows, means[["run", "score"]].rename(columns={"score": "value"}).assign(query_id="all")],
                          ignore_index=True)
     return rows[["run", "query_id", "value"]].reset_index(drop=True)
@@ -177,7 +177,7 @@ def leaderboards_table(config: Config, names: list[str] | None = None) -> pd.Dat
     if unknown:
         raise InputError([Problem("settings", None, f"leaderboards {unknown} are not made by this experiment",
                                   f"name some of {', '.join(every)}")])
-    frames = [leaderboard_values(lb).assign(measure=name) for name, lb in every.items() if not names or name in names]
+    frames = [judged_values(lb).assign(measure=name) for name, lb in every.items() if not names or name in names]
     return pd.concat(frames, ignore_index=True)[["run", "query_id", "measure", "value"]]
 
 

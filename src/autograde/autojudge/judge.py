@@ -110,7 +110,7 @@ def prepare(rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config:
     if settings.track:
         check_track(inputs, settings.track)
     sections = experiment_sections(settings, llm)
-    if nugget_banks is not None and getattr(nugget_banks, "banks", None):
+    if nugget_banks is not None and nugget_banks.banks:
         sections["banks"] = {**dict(sections.get("banks") or {}), settings.nugget_bank: _bank_file(work, nugget_banks)}
     else:
         sections = _without_nugget_bank(sections, settings.nugget_bank, making_nuggets)

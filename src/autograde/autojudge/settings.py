@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from autograde.core.errors import ConfigError
+from autograde.core.schema import Strict
 from autograde.core.yamlfile import read_yaml
 from autograde.grading.registry import BACKEND_NAMES, backend
 
@@ -28,11 +29,9 @@ KEY_ENV = "AUTOGRADE_AUTOJUDGE_API_KEY"
 stays in the process environment, never in a file)."""
 
 
-class JudgeSettings(BaseModel):
+class JudgeSettings(Strict):
     """The ``settings:`` (and ``judge_settings`` / ``qrels_settings`` / ``nugget_settings``) of the track's
     ``workflow.yml`` for autograde's judge."""
-
-    model_config = ConfigDict(extra="forbid")
 
     experiment: str | None = Field(default=None, description="an autograde experiment config whose sections (graders, "
                                    "banks, qrels, evaluation, cover, nuggets, ...) the judge uses; its data is "
