@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install bytecode example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env ppi-env data
+.PHONY: install bytecode example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env autojudge-base-env ppi-env data
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -79,6 +79,23 @@ $(AUTOJUDGE_VENV)/.installed:
 
 autojudge-env: $(AUTOJUDGE_VENV)/.installed
 
+# The TREC AutoJudge track's runner (`auto-judge run --workflow workflow.yml`, PyPI autojudge-base 1.0.0) with
+# autograde installed beside it (editable, the CPU build of PyTorch, the pins of constraints.txt), so the runner loads
+# autograde's judge class (docs/autojudge.md); also the track's annotation page (autojudge-annotate 0.3.7). autograde
+# never imports autojudge-base itself: the tests call this environment in a subprocess.
+AUTOJUDGE_BASE_VENV ?= .venv-autojudge-base
+# after .venv (order only): both install autograde in editable mode, which writes src/autograde.egg-info
+$(AUTOJUDGE_BASE_VENV)/.installed: pyproject.toml constraints.txt | $(VENV)/.installed
+	$(PYTHON) -m venv $(AUTOJUDGE_BASE_VENV)
+	$(AUTOJUDGE_BASE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(AUTOJUDGE_BASE_VENV)/bin/python -m pip install --quiet torch==2.13.0
+	$(AUTOJUDGE_BASE_VENV)/bin/python -m pip install --quiet -c constraints.txt -e . autojudge-base==1.0.0 autojudge-annotate==0.3.7
+	mkdir -p $(AUTOJUDGE_BASE_VENV)/nltk_data/corpora/stopwords $(AUTOJUDGE_BASE_VENV)/nltk_data/tokenizers/punkt
+	touch $(AUTOJUDGE_BASE_VENV)/nltk_data/corpora/stopwords/english
+	touch $@
+
+autojudge-base-env: $(AUTOJUDGE_BASE_VENV)/.installed
+
 # The reference prediction-powered inference (PyPI ppi-python, pinned) for the parity test of the human-sample
 # estimates (docs/human_sample.md). Its dependencies (numba, statsmodels, scikit-learn, ...) stay in their own
 # environment; the test calls it in a subprocess.
@@ -101,7 +118,7 @@ TEST_WORKERS ?= 2
 INSTALL_JOBS ?= 4
 PYTEST := $(PY) -m pytest -q
 test-deps:
-	$(MAKE) -j$(INSTALL_JOBS) --output-sync=target install vllm-env nuggetizer-env umbrela-env autojudge-env ppi-env system-deps lint
+	$(MAKE) -j$(INSTALL_JOBS) --output-sync=target install vllm-env nuggetizer-env umbrela-env autojudge-env autojudge-base-env ppi-env system-deps lint
 
 # The serial tier (the SLURM cluster test: one cluster per machine, and it mostly waits on the cluster's polling)
 # runs in its own pytest process beside the parallel tier; its output is printed when both are done.

@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("features", ("banks", "nuggets", "reports", "rubric", "calibrated", "reproduce", "audit", "refdata", "ppi"),
      "test-bank generation, nugget scores, verification reports and the site, LLM-RUBRIC, calibrated qrels, "
      "the papers' tables, the judge audit, the reference data, estimates with intervals from a human sample"),
-    ("application", ("workflow", "cli"), "what the Snakefile builds and checks, pre-flight checks, the commands"),
+    ("application", ("workflow", "autojudge", "cli"),
+     "what the Snakefile builds and checks, pre-flight checks, autograde as a TREC AutoJudge judge, the commands"),
 )
 """(layer, its packages, what it holds), lowest first."""

@@ -6,6 +6,10 @@
   NLTK's stopwords at import time; the target writes an empty stopword list and an empty punkt folder, since NLTK's
   downloads are out of reach and nothing the tests call uses them).
 
+- ``make autojudge-base-env`` builds ``.venv-autojudge-base`` with PyPI ``autojudge-base`` 1.0.0 (the track's runner
+  ``auto-judge``, ``auto-judge-report``, its report, leaderboard, qrels and nugget types) and ``autojudge-annotate``
+  0.3.7, beside autograde itself (editable): the environment the track's runner loads autograde's judge in.
+
 Where an environment is absent the tests that need it skip with the fix; on CI (``$CI`` set) they fail instead.
 """
 
@@ -23,6 +27,9 @@ from support.helpers import REPO
 UMBRELA_VENV = REPO / ".venv-umbrela"
 AUTOJUDGE_VENV = REPO / ".venv-autojudge"
 AUTOJUDGE_VERSION = "1.1.0"
+AUTOJUDGE_BASE_VENV = REPO / ".venv-autojudge-base"
+AUTOJUDGE_BASE_VERSION = "1.0.0"
+AUTOJUDGE_ANNOTATE_VERSION = "0.3.7"
 
 
 def _python(venv: Path, target: str) -> str:
@@ -33,6 +40,19 @@ def _python(venv: Path, target: str) -> str:
             pytest.fail(f"CI must run the reference parity tests, but: {why}")
         pytest.skip(f"reference environment missing: {why}")
     return str(python)
+
+
+def reference_tool(venv: Path, target: str, tool: str) -> str:
+    """The console script ``tool`` of a reference environment (skips, or fails on CI, where it is absent)."""
+    return str(Path(_python(venv, target)).parent / tool)
+
+
+def run_tool(venv: Path, target: str, tool: str, args: list[str], cwd: Path | None = None,
+             env: dict[str, str] | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run a reference environment's console script; its output is kept for the test's messages."""
+    full = {**os.environ, "PYTHONPATH": "", **(env or {})}
+    return subprocess.run([reference_tool(venv, target, tool), *args], capture_output=True, text=True, cwd=cwd,
+                          env=full, timeout=timeout)
 
 
 def run_reference(venv: Path, target: str, script: str, payload: Any) -> Any:

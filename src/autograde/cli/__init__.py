@@ -22,12 +22,12 @@ import importlib
 from types import ModuleType
 
 from autograde import __version__
-from autograde.cli import doctor, interchange, metrics, plan, prompts, stages
+from autograde.cli import autojudge, doctor, interchange, metrics, plan, prompts, stages
 from autograde.core.errors import AutogradeError
 from autograde.core.log import logger, setup_logging
 from autograde.workflow.features import FEATURES
 
-CORE_GROUPS: tuple[ModuleType, ...] = (stages, interchange, prompts, doctor, plan, metrics)
+CORE_GROUPS: tuple[ModuleType, ...] = (stages, interchange, prompts, doctor, plan, metrics, autojudge)
 """The command groups of the core pipeline, first in ``autograde --help``."""
 GROUPS: tuple[ModuleType, ...] = CORE_GROUPS + tuple(importlib.import_module(f.cli) for f in FEATURES if f.cli)
 """Every command group: the core's, then each feature's (:attr:`autograde.core.feature.Feature.cli`, in the order

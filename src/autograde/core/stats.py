@@ -192,6 +192,39 @@ def tau_ap_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return np.where(constant, np.nan, 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0)
 
 
+def _tau_ap_ties(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """tau_AP of ``x`` given ``y`` with ties (pyircore's ``tauap_b_ties`` on the negated values, row-wise): every
+    item below ``y``'s first tie group counts the items of higher groups it is concordant with in ``x`` (average
+    ranks of ``x``, ``y``'s ties in column order), over the number of those items."""
+    b, n = x.shape
+    rx = average_ranks(-x)
+    order = np.argsort(-y, axis=1, kind="mergesort")
+    ry = np.empty_like(rx)
+    np.put_along_axis(ry, order, np.broadcast_to(np.arange(1.0, n + 1.0), (b, n)), axis=1)
+    p = (y[:, None, :] > y[:, :, None]).sum(axis=2)  # items ranked strictly above by y (min rank - 1)
+    above = p[:, None, :] < p[:, :, None]  # [b, i, j]: j in a higher tie group than i
+    concordant = np.sign(rx[:, :, None] - rx[:, None, :]) == np.sign(ry[:, :, None] - ry[:, None, :])
+    c = (above & concordant).sum(axis=2)
+    counted = p > 0
+    n_not_top = counted.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.where(counted, c / np.where(counted, p, 1), 0.0).sum(axis=1)
+        return np.where(n_not_top > 0, 2.0 / np.maximum(n_not_top, 1) * total - 1.0, 0.0)
+
+
+def tau_ap_b_matrix(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """tau_AP_b (Urbano and Marrero, 2017), the symmetric tau-ap with ties of TREC AutoJudge's ``meta-evaluate``
+    (``tauap_b``, pyircore's): the mean of each ranking's tau-ap with ties against the other, per row of ``scores``
+    (B x n) against ``truth`` (n, or B x n); higher = better. 0 where every item ties (as pyircore).
+
+    >>> float(tau_ap_b_matrix(np.array([[3.0, 2.0, 1.0]]), np.array([3.0, 2.0, 1.0]))[0])
+    1.0
+    """
+    y = np.broadcast_to(np.asarray(truth, dtype=float), scores.shape)
+    x = np.asarray(scores, dtype=float)
+    return (_tau_ap_ties(x, y) + _tau_ap_ties(y, x)) / 2.0
+
+
 def kendall_top_k_matrix(scores: np.ndarray, truth: np.ndarray, k: int) -> np.ndarray:
     """Kendall's tau-b among the ``k`` systems that ``truth`` ranks highest, per row (TREC AutoJudge's
     ``kendall@k``): each row keeps the top ``k`` columns by its truth (ties: the earlier column first, as a

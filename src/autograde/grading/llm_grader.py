@@ -10,7 +10,7 @@ never raises out of ``grade_batch``). The EXAM++ two-step verification flow is i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -47,6 +47,12 @@ class CommonOptions(Strict):
     )
     tolerant_parse: bool = Field(
         default=False, description="also accept a rating digit followed by whitespace and text ('4 - good')"
+    )
+    umbrela_parser: Literal["repository", "pypi-0.0.7"] | None = Field(
+        default=None,
+        description="prompts with an answer form (UMBRELA), generate mode: parse every answer exactly as UMBRELA "
+        "does, its fallback to grade 0 included (counted): repository = castorini/umbrela at commit 16cba3eb, "
+        "pypi-0.0.7 = the PyPI package umbrela 0.0.7 (quoted JSON keys only); null: autograde's parser",
     )
     fuzzy_unanswerable: bool = Field(
         default=False, description="match unanswerable expressions fuzzily (ratio > 80) as well as exactly"
@@ -85,6 +91,12 @@ def resolve_prompts(config: GraderConfig, options: CommonOptions) -> tuple[Promp
                 raise GraderSetupError(f"answer_prompt {answer_prompt.config_name} must be an extraction prompt")
             answer_prompt.template_for(config.prompt_order)
         prompt.template_for(config.prompt_order)  # fails early if the order is not offered
+        if options.umbrela_parser is not None and (not prompt.answer_prefix or config.scoring == "logits"):
+            raise GraderSetupError(
+                f"grader {config.name!r}: options.umbrela_parser parses the generated answers of a prompt with an "
+                f"answer form (UMBRELA); {prompt.config_name} with scoring: {config.scoring} has "
+                + ("none" if not prompt.answer_prefix else "no text to parse (logits scoring reads the label's "
+                   "probability)") + " (fix: set scoring: generate with an UMBRELA prompt, or remove umbrela_parser)")
     except GraderSetupError:
         raise
     except AutogradeError as exc:  # an unknown prompt class or prompt order, a custom prompt file's problems
@@ -200,6 +212,8 @@ class LLMGrader:
             "tolerant_parse": o.tolerant_parse,
             "fuzzy_unanswerable": o.fuzzy_unanswerable,
         }
+        if o.umbrela_parser is not None:
+            ident["umbrela_parser"] = o.umbrela_parser
         if self.answer_prompt is not None:
             ident["answer_prompt"] = self.answer_prompt.config_name
             ident["answer_prompt_digest"] = self.answer_prompt.digest()
@@ -266,6 +280,7 @@ class LLMGrader:
         parsed = parse_response(
             self.prompt, out.text, gold_answers=req.gold_answers, legacy=self.options.legacy_parse,
             tolerant=self.options.tolerant_parse, fuzzy=self.options.fuzzy_unanswerable,
+            umbrela_parser=self.options.umbrela_parser,
         )
         if out.first_token_id is not None:
             extra["first_token_id"] = out.first_token_id

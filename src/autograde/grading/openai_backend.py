@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from autograde.core.errors import GraderSetupError
+from autograde.core.errors import AutogradeError, GraderSetupError
 from autograde.core.log import logger
 from autograde.grading.backend import Decoding, Failure, Generation, LabelScores, LLMBackend
 from autograde.grading.labels import label_probs_from_text_logprobs
 from autograde.grading.llm_grader import CommonOptions, LLMGrader
+from autograde.grading.prompts import get_prompt, load_custom_prompts
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -305,6 +306,21 @@ def make_backend(model: str | None, options: Options, owner: str = "openai") -> 
     return OpenAIBackend(model, options, owner)
 
 
+def with_prompt_system_message(config: GraderConfig, options: Options) -> Options:
+    """``options`` with the prompt's own system message (UMBRELA's GPT judge sends one) where ``system_prompt`` is
+    unset; an unknown prompt class is reported by the grader's prompt checks, not here."""
+    if options.system_prompt is not None or not config.prompt_class:
+        return options
+    try:
+        if options.custom_prompts:
+            load_custom_prompts(options.custom_prompts)
+        message = get_prompt(config.prompt_class).system_message
+    except AutogradeError:
+        return options
+    return options.model_copy(update={"system_prompt": message}) if message is not None else options
+
+
 def make_grader(config: GraderConfig, options: Options) -> LLMGrader:
     """Build an ``openai`` grader (no request is made until grading)."""
+    options = with_prompt_system_message(config, options)
     return LLMGrader(config, options, lambda: make_backend(config.model, options, config.name))

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from autograde.grading.umbrela import UMBRELA_PARSERS
+
 if TYPE_CHECKING:
     from autograde.grading.prompts import PromptClass
 
@@ -349,20 +351,25 @@ def parse_answer_key(text: str, gold_answers: Sequence[str]) -> Parsed:
 _SCORE_KEYS = r"(?:final[ _]?score|overall[ _]?score|overall|o_score|score|o)"
 _JSON_SCORE_RE = re.compile(r"[\"']?\b" + _SCORE_KEYS + r"\b[\"']?\s*[:=]\s*\**\s*([0-9])\b", re.IGNORECASE)
 
-UMBRELA_PATTERNS: tuple[str, ...] = (
-    r'"o"\s*[:-=]?\s*(0|1|2|3)', r"\'o\'\s*[:-=]?\s*(0|1|2|3)", r"o\s*[:-=]?\s*(0|1|2|3)",
-    r'"overall_score"\s*[:-=]?\s*(0|1|2|3)', r'"overall"\s*[:-=]?\s*(0|1|2|3)', r'"overall score"\s*[:-=]?\s*(0|1|2|3)',
-    r'"final score"\s*[:-=]?\s*(0|1|2|3)', r"final score\s*[:-=]?\s*(0|1|2|3)", r"final score is (0|1|2|3)",
-    r'"final_score"\s*[:-=]?\s*(0|1|2|3)', r'"score"\s*[:-=]?\s*(0|1|2|3)', r'"o_score"\s*[:-=]?\s*(0|1|2|3)',
-    r"output score is (0|1|2|3)", r"score is (0|1|2|3)", r"[a-zA-Z]+\s+is\s+(0|1|2|3)\s",
-    r"relevance category\s*[:-=]?\s*(0|1|2|3)", r"relevance category\s*[:-=]?\s*(0|1|2|3)",
-    r"relevance category is (0|1|2|3)", r"it falls into the category (0|1|2|3)", r"category\s*(0|1|2|3)",
-    r"relevance category (0|1|2|3)", r"relevance category for this passage would be (0|1|2|3)",
-    r"the relevance category would be (0|1|2|3)", r"\n*(0|1|2|3)",
-)
-"""UMBRELA's own answer patterns (castorini/umbrela ``utils/common_utils.py`` ``parse_fewshot_response`` at commit
-16cba3eb), tried in order on the lower-cased answer, the last match of the first pattern that matches wins; no match
-is grade 0. ``legacy_parse`` uses them as they are."""
+def parse_umbrela(text: str, labels: Mapping[str, int], parser: str = "repository") -> Parsed:
+    """An answer parsed exactly as UMBRELA parses it (``parser``: ``repository``, castorini/umbrela at commit
+    16cba3eb, or ``pypi-0.0.7``, the PyPI package), its fallback to grade 0 included (marked ``fallback``: counted,
+    as every fallback).
+
+    >>> labels = {str(i): i for i in range(4)}
+    >>> [parse_umbrela(t, labels, "pypi-0.0.7").grade for t in ('{"O": 2}', "Final score: 3", "O: 2", "##final score: 2")]
+    [2, 0, 0, 0]
+    >>> [parse_umbrela(t, labels).grade for t in ('{"O": 2}', "Final score: 3", "O: 2", "##final score: 2")]
+    [2, 3, 2, 2]
+    """
+    patterns, last = UMBRELA_PARSERS[parser]
+    low = text.strip().lower()
+    for pattern in patterns:
+        found = list(re.finditer(pattern, low, re.IGNORECASE | re.MULTILINE | re.DOTALL))
+        if found:
+            label = found[-1 if last else 0].group(1)
+            return Parsed(labels[label], label=label, reason=f"umbrela {parser} pattern {pattern}")
+    return Parsed(0, label="0", reason=f"umbrela {parser}: no pattern -> 0", fallback=True)
 
 
 def prefix_pattern(prefix: str) -> re.Pattern[str]:
@@ -379,7 +386,7 @@ def parse_prefixed(text: str, labels: Mapping[str, int], prefix: str, *, legacy:
     In order: the last occurrence of the prefix's form (:func:`prefix_pattern`); else the last score key of a
     JSON-like dictionary (``"O": 2``, ``'overall': 2``, ``final_score: 2``); else a bare digit rating. A digit
     outside the label set, or no form at all, is unparseable (never silently a grade). ``legacy``: UMBRELA's own
-    patterns (:data:`UMBRELA_PATTERNS`), including their fallback to 0.
+    patterns (:data:`autograde.grading.umbrela.UMBRELA_PATTERNS`), including their fallback to 0.
 
     >>> labels = {str(i): i for i in range(4)}
     >>> [parse_prefixed(t, labels, "##final score: ").grade for t in
@@ -391,13 +398,7 @@ def parse_prefixed(text: str, labels: Mapping[str, int], prefix: str, *, legacy:
     0
     """
     if legacy:
-        low = text.strip().lower()
-        for pattern in UMBRELA_PATTERNS:
-            found = list(re.finditer(pattern, low, re.IGNORECASE | re.MULTILINE | re.DOTALL))
-            if found:
-                label = found[-1].group(1)
-                return Parsed(labels[label], label=label, reason=f"umbrela pattern {pattern}")
-        return Parsed(0, label="0", reason="legacy: no umbrela pattern -> 0", fallback=True)
+        return parse_umbrela(text, labels, "repository")
     stripped = text.strip()
     if not stripped:
         return Parsed.fail("empty response")
@@ -425,8 +426,12 @@ def parse_response(
     legacy: bool = False,
     tolerant: bool = False,
     fuzzy: bool = False,
+    umbrela_parser: str | None = None,
 ) -> Parsed:
-    """Parse a generated response to ``prompt`` by the prompt's kind and answer check."""
+    """Parse a generated response to ``prompt`` by the prompt's kind and answer check (``umbrela_parser``: a prompt
+    with an answer form is parsed by that UMBRELA parser, :func:`parse_umbrela`)."""
+    if umbrela_parser is not None and prompt.answer_prefix:
+        return parse_umbrela(text, prompt.labels, umbrela_parser)
     if prompt.kind == "extraction":
         if prompt.answer_check == "answer_key":
             return parse_answer_key(text, gold_answers)

@@ -122,6 +122,9 @@ class PromptClass:
     """Prompts whose answer ends in a fixed form (UMBRELA: ``##final score: N``): the text before the label. Logits
     scoring appends it to the model input, so the next token is the label; generate mode reads the label after
     its last occurrence (:func:`autograde.grading.parse.parse_prefixed`)."""
+    system_message: str | None = None
+    """The system message the prompt's own tool sends with it (UMBRELA's GPT judge: :data:`UMBRELA_SYSTEM_MESSAGE`);
+    the ``openai`` backend sends it unless ``options.system_prompt`` is set (the backend's identity records it)."""
 
     @property
     def config_name(self) -> str:
@@ -670,6 +673,9 @@ UMBRELA_DIGESTS = {
 }
 """config name -> (upstream prompt file, sha256 of its text as the package reads it: stripped, ``{passage}`` and
 ``{examples}`` as written there)."""
+UMBRELA_SYSTEM_MESSAGE = "You are a helpful assistant."
+"""The system message UMBRELA's GPT judge sends before every prompt (``gpt_judge.py``, in the repository and in the
+PyPI package 0.0.7 alike); its open-source judge sends the prompt as plain text, without a chat template."""
 UMBRELA_FINAL_SCORE = "##final score: "
 UMBRELA_JSON_SCORE = '{"O": '
 
@@ -889,14 +895,17 @@ def _umbrela_prompts() -> list[PromptClass]:
     return [
         PromptClass("UMBRELA", "v1", "direct", "query", UMBRELA_ZEROSHOT_BING, RATING_0_3,
                     source=src % "qrel_zeroshot_bing.txt", answer_prefix=UMBRELA_FINAL_SCORE,
-                    description="UMBRELA zero-shot relevance (TREC RAG 2024's judge), 0-3, answer '##final score: N'"),
+                    description="UMBRELA zero-shot relevance (TREC RAG 2024's judge), 0-3, answer '##final score: N'",
+                    system_message=UMBRELA_SYSTEM_MESSAGE),
         PromptClass("UMBRELA_few", "v1", "direct", "query", UMBRELA_FEWSHOT_BING, RATING_0_3,
                     source=src % "qrel_fewshot_bing.txt", answer_prefix=UMBRELA_FINAL_SCORE,
-                    description="UMBRELA with its four fixed examples, 0-3, answer '##final score: N'"),
+                    description="UMBRELA with its four fixed examples, 0-3, answer '##final score: N'",
+                    system_message=UMBRELA_SYSTEM_MESSAGE),
         PromptClass("UMBRELA", "pypi-0.0.7", "direct", "query", UMBRELA_PYPI_FEWSHOT_BING, RATING_0_3,
                     source="PyPI umbrela 0.0.7 umbrela/prompts/qrel_fewshot_bing.txt, no examples (Apache-2.0)",
                     answer_prefix=UMBRELA_JSON_SCORE,
-                    description="UMBRELA as PyPI umbrela 0.0.7 ships it: 0-3, a JSON dictionary of scores ('O')"),
+                    description="UMBRELA as PyPI umbrela 0.0.7 ships it: 0-3, a JSON dictionary of scores ('O')",
+                    system_message=UMBRELA_SYSTEM_MESSAGE),
     ]
 
 

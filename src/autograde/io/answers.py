@@ -1,4 +1,5 @@
-"""Generated answers (TREC RAG 24 JSONL or plain ``{query_id, run, text}``) split into passages.
+"""Generated answers (the TREC RAG-family reports of :mod:`autograde.io.reports`, or plain ``{query_id, run, text}``)
+split into passages.
 
 >>> split_answer("First paragraph.\\n\\nSecond one.", max_words=400)
 ['First paragraph.', 'Second one.']
@@ -14,6 +15,7 @@ from pathlib import Path
 from autograde.core.errors import Problems
 from autograde.core.ids import passage_id_for_text
 from autograde.core.text import iter_json_objects
+from autograde.io.reports import citation_problems, is_report, parse_report
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
@@ -65,23 +67,6 @@ def split_answer(text: str, max_words: int = 400) -> list[str]:
     return out
 
 
-def _rag24_text(answer: list[dict]) -> str:
-    """Concatenate TREC RAG 24 answer segments; a segment ending in a blank line keeps the break."""
-    parts: list[str] = []
-    for seg in answer:
-        t = str(seg.get("text", ""))
-        parts.append(t if t.endswith("\n\n") else t + " ")
-    return "".join(parts)
-
-
-def _bad_segment(answer: list[object]) -> int | None:
-    """Index of the first answer segment that is not an object with a string ``text``, else None."""
-    for i, seg in enumerate(answer):
-        if not isinstance(seg, dict) or not isinstance(seg.get("text"), str):
-            return i
-    return None
-
-
 def read_answers(path: str | Path, max_words: int = 400, problems: Problems | None = None) -> list[AnswerPassage]:
     """Read one answers file into passages; every problem is reported with its line."""
     own = problems is None
@@ -99,19 +84,11 @@ def iter_answer_texts(path: str | Path, probs: Problems) -> Iterator[tuple[int, 
     seen: set[tuple[str, str]] = set()
     p = str(path)
     for n, rec in iter_json_objects(p, probs, "one JSON object per line; see docs/experiments.md for the answer formats"):
-        if "answer" in rec and "topic_id" in rec:  # TREC RAG 24
-            run = str(rec.get("run_id") or Path(p).stem)
-            qid = str(rec["topic_id"])
-            if not isinstance(rec["answer"], list):
-                probs.add(p, n, "'answer' must be a list of {text, citations}", "see TREC RAG 24 answer format")
+        if is_report(rec):  # a TREC RAG-family report (docs/autojudge.md)
+            rep = parse_report(rec, p, n, probs)
+            if rep is None:
                 continue
-            bad = _bad_segment(rec["answer"])
-            if bad is not None:
-                probs.add(p, n, f"answer segment {bad} of run {run!r} for query {qid!r} is not an object with a "
-                          f"string 'text' (got {type(rec['answer'][bad]).__name__})",
-                          'write each segment as {"text": "...", "citations": [...]}')
-                continue
-            text = _rag24_text(rec["answer"])
+            run, qid, text = rep.run, rep.query_id, rep.text
         elif "query_id" in rec and "text" in rec:
             run = str(rec.get("run") or rec.get("run_id") or Path(p).stem)
             qid = str(rec["query_id"])
@@ -122,7 +99,8 @@ def iter_answer_texts(path: str | Path, probs: Problems) -> Iterator[tuple[int, 
             text = rec["text"]
         else:
             probs.add(p, n, f"unknown answer record with keys {sorted(rec)}",
-                      "use TREC RAG 24 {run_id, topic_id, answer: [{text, citations}]} or {query_id, run, text}")
+                      "use a TREC RAG report {metadata: {run_id, topic_id}, answer: [{text, citations}]} (also "
+                      "RAG 24's {run_id, topic_id, answer}) or {query_id, run, text}")
             continue
         if (run, qid) in seen:
             probs.add(p, n, f"second answer of run {run!r} for query {qid!r}", "keep one answer per run and query")
@@ -149,42 +127,25 @@ def iter_answers(path: str | Path, max_words: int, probs: Problems) -> Iterator[
             yield AnswerPassage(run, qid, pid, rank, piece)
 
 
-def _kind(value: object) -> str:
-    """``3 (a number)``, ``'d3' (a string)``: what a malformed field holds, for a message."""
-    names = {int: "a number", float: "a number", str: "a string", dict: "an object", list: "a list", bool: "a boolean"}
-    return f"{value!r} ({names.get(type(value), type(value).__name__)})"[:80]
-
-
 def answer_citations(path: str | Path, problems: Problems) -> dict[str, int]:
-    """The doc ids a TREC RAG 24 answers file cites, each with the first line citing it.
+    """The doc ids an answers file cites, each with the first line citing it.
 
-    A citation is an index into the record's ``references`` (the TREC RAG 24 format); one that is not (not an
-    int, or out of range) is a problem naming the line. Records of other formats cite nothing.
+    Every citation form of the track reports counts (:mod:`autograde.io.reports`); a malformed citation, or a rag24
+    position outside the record's ``references``, is a problem naming the line. Records of other formats cite nothing.
     """
     p = str(path)
     out: dict[str, int] = {}
     for n, rec in iter_json_objects(p, Problems(), ""):  # format problems come from read_answers
-        refs = rec.get("references")
-        answer = rec.get("answer")
-        if not isinstance(answer, list):
+        if not is_report(rec):
             continue
-        who = f"(run {rec.get('run_id')!r}, query {rec.get('topic_id')!r})"
-        if refs is not None and not (isinstance(refs, list) and all(isinstance(r, str) for r in refs)):
-            problems.add(p, n, f"'references' {who} must be a list of doc ids (strings), got {_kind(refs)}",
-                         'write "references": ["doc-id", ...] (the documents the citations point to)')
-            refs = []
-        refs = refs if isinstance(refs, list) else []
-        for j, seg in enumerate(answer):
-            cites = seg.get("citations") if isinstance(seg, dict) else None
-            if cites is not None and not isinstance(cites, list):
-                problems.add(p, n, f"'citations' of answer segment {j} {who} must be a list of indexes into "
-                             f"'references', got {_kind(cites)}", 'write "citations": [0, 2] (or [] for none)')
-                continue
-            for c in cites if isinstance(cites, list) else []:
-                if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(refs):
-                    problems.add(p, n, f"citation {c!r} of answer segment {j} (run {rec.get('run_id')!r}, query "
-                                 f"{rec.get('topic_id')!r}) is not an index into its {len(refs)} references",
-                                 "cite by position in 'references' (0 = the first), as TREC RAG 24 does")
-                    continue
-                out.setdefault(str(refs[c]), n)
+        rep = parse_report(rec, p, n, Problems())
+        if rep is None:
+            refs = rec.get("references")
+            if refs is not None and not (isinstance(refs, list) and all(isinstance(r, str) for r in refs)):
+                problems.add(p, n, f"'references' (run {rec.get('run_id')!r}, query {rec.get('topic_id')!r}) must be "
+                             f"a list of doc ids (strings), got {str(refs)[:60]}",
+                             'write "references": ["doc-id", ...] (the documents the citations point to)')
+            continue
+        for doc_id, line in citation_problems(rep, problems).items():
+            out.setdefault(doc_id, line)
     return out

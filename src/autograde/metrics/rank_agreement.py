@@ -38,12 +38,15 @@ from autograde.core.stats import (
     percentile_interval,
     rank_scores,
     spearman_matrix,
+    tau_ap_b_matrix,
     tau_ap_matrix,
 )
 
 RANK_STATISTICS = ("spearman", "kendall", "tau_ap")
 """The rank statistics besides top-k Kendall (``kendall@<k>``)."""
-_FUNCS = {"spearman": spearman_matrix, "kendall": kendall_matrix, "tau_ap": tau_ap_matrix}
+_FUNCS = {"spearman": spearman_matrix, "kendall": kendall_matrix, "tau_ap": tau_ap_matrix, "tau_ap_b": tau_ap_b_matrix}
+"""Every rank statistic by name: RANK_STATISTICS, and ``tau_ap_b`` (TREC AutoJudge's symmetric tau-ap with ties) on
+request."""
 
 __all__ = ["RANK_STATISTICS", "RankAgreement", "leaderboard_agreement", "system_means", "system_query_matrix"]
 
@@ -113,7 +116,7 @@ def leaderboard_agreement(per_query: pd.DataFrame, reference: pd.DataFrame | Map
     """
     for m in methods:
         if m not in _FUNCS:
-            raise InvalidValueError(f"unknown rank statistic {m!r}; valid: {', '.join(RANK_STATISTICS)}")
+            raise InvalidValueError(f"unknown rank statistic {m!r}; valid: {', '.join(_FUNCS)}")
     systems, queries, values = system_query_matrix(per_query, value)
     names = [*methods, *(f"kendall@{k}" for k in top_k)]
     nan = {m: float("nan") for m in names}
