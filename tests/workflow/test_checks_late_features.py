@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.helpers import REPO
 from support.mini import Mutation, assert_refused_before_any_work, both, edit_config, write
 
 from autograde.cli import main
@@ -208,3 +209,30 @@ def test_answer_prefix_prompts_validate_where_the_model_continues_the_prompt(min
             in messages.getvalue())
     edit_config(graders=[hf | {"model": "models/causal"}])(root)
     assert main(["validate", "--config", str(mini)]) == 0, messages.getvalue()
+
+
+def test_track_reports_are_checked_before_any_job(tmp_path: Path) -> None:
+    """``data.answers_track`` checks every report against the track's spec as its verifier does: a citation outside
+    the report's references is an error naming the file and line; an unknown track is a config error."""
+    import json
+
+    from autograde.config.model import Config
+    from autograde.core.errors import Problems
+    from autograde.workflow.checks import check_track_reports
+
+    fixture = REPO / "tests" / "data" / "autojudge" / "rag24"
+    good = (fixture / "runs" / "good.jsonl").read_text(encoding="utf-8").splitlines()
+    bad = json.loads(good[1])
+    bad["answer"][0]["citations"] = [7]  # the report has two references
+    run = tmp_path / "bad.jsonl"
+    run.write_text("\n".join([good[0], json.dumps(bad), *good[2:]]) + "\n", encoding="utf-8")
+    data = {"queries": str(fixture / "topics.jsonl"), "answers": [str(run)]}
+    problems = Problems()
+    check_track_reports(Config.model_validate({"data": {**data, "answers_track": "rag25"}}), problems)
+    assert [(p.path, p.line) for p in problems.items] == [(str(run), 2)], problems.items
+    clean = Problems()
+    check_track_reports(Config.model_validate({"data": {**data, "answers": [str(fixture / "runs" / "good.jsonl")],
+                                                        "answers_track": "rag25"}}), clean)
+    assert not clean.items, clean.items
+    with pytest.raises(ValueError, match="unknown track 'rag205'; did you mean"):
+        Config.model_validate({"data": {**data, "answers_track": "rag205"}})

@@ -40,6 +40,7 @@ class DataConfig(Strict):
     corpus: list[str] = Field(default_factory=list, description="passage text: JSONL(.gz) {doc_id|docid|id, text|contents|segment, optional title} or TSV 'doc_id<TAB>text'; looked up by id through an index built once per file under grading.cache_dir (globs allowed; default: the documents of data.dataset)")
     runs: list[str] = Field(default_factory=list, description="TREC run files (globs allowed)")
     answers: list[str] = Field(default_factory=list, description="generated answers: TREC RAG 24 JSONL or {query_id, run, text} JSONL (globs allowed)")
+    answers_track: str | None = Field(default=None, description="the TREC track whose report format data.answers follow (rag25, rag26, ragtime25, ...: the specs of autojudge-base; docs/autojudge.md): every report is checked against it before any job, as the track's verifier checks it (null: no track checks)")
     qrels: str | None = Field(default=None, description="optional human judgments (TREC qrels)")
     official_leaderboard: str | None = Field(default=None, description="optional official leaderboard JSON {run: rank}")
     generation: str | None = Field(default=None, description="optional JSONL of predictions with reference answers for the generation metrics")
@@ -47,6 +48,20 @@ class DataConfig(Strict):
     dataset_query_field: str = Field(default="text", description="which field of the dataset's queries is the query text (text, title, description, ...)")
     dataset_qrels: Literal["if_any", "required", "none"] = Field(default="if_any", description="the dataset's qrels: if_any (use them when it has some), required (an error when it has none), none (ignore them)")
     dataset_modules: list[str] = Field(default_factory=list, description="Python modules or .py files imported before data.dataset is looked up (they register your own datasets with ir_datasets.registry.register)")
+
+    @field_validator("answers_track")
+    @classmethod
+    def _known_track(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from autograde.io.track_specs import load_specs
+
+        specs = sorted(load_specs())
+        if v not in specs:
+            close = difflib.get_close_matches(v, specs, n=1)
+            raise ValueError(f"unknown track {v!r}; {'did you mean ' + repr(close[0]) + '? ' if close else ''}"
+                             f"valid: {', '.join(specs)}")
+        return v
 
     @field_validator("corpus", "runs", "answers", "dataset_modules", mode="before")
     @classmethod

@@ -101,6 +101,24 @@ def check_pool_text(config: Config, inputs: Inputs, problems: Problems) -> int:
     return len(pool)
 
 
+def check_track_reports(config: Config, problems: Problems) -> None:
+    """With ``data.answers_track``, every report of ``data.answers`` checked against the track's spec as its verifier
+    checks it: errors with file, line and fix; warnings logged (they do not stop a run)."""
+    if not config.data.answers_track:
+        return
+    from autograde.io.queries import read_requests
+    from autograde.io.track_checks import check_report_files
+    from autograde.io.track_specs import get_spec
+
+    queries = config.data.queries_file
+    requests = read_requests(queries, Problems()) if queries.endswith(".jsonl") else None
+    found = check_report_files(expand_globs(config.data.answers), get_spec(config.data.answers_track), requests,
+                               problems)
+    for f in found:
+        if f.severity != "error":
+            logger.warning("%s:%s: %s (%s)", f.path, f.line or "?", f.message, f.fix)
+
+
 def check_generation(config: Config, problems: Problems) -> None:
     """The generation-metrics data file reads."""
     if not config.data.generation:
@@ -330,6 +348,7 @@ def check_data_inputs(ctx: CheckContext) -> dict[str, int]:
     check_official_leaderboard(config, inputs, src, problems)
     check_generation(config, problems)
     check_citations(config, problems)
+    check_track_reports(config, problems)
     for feature in FEATURES:  # each feature's checks of its inputs (the calibrated model folder, ...)
         if feature.check_inputs is not None:
             feature.check_inputs(ctx)
