@@ -234,8 +234,8 @@ def test_no_oversized_module() -> None:
 
 
 PROGRAMMING_ERRORS = {
-    ("autograde.core.stats", "confusion_matrix"): "two label sequences of different length: a caller's bug",
-    ("autograde.core.stats", "cohen_kappa"): "an unknown weights argument from code, not from a user",
+    ("autograde.core.agreement", "confusion_matrix"): "two label sequences of different length: a caller's bug",
+    ("autograde.core.agreement", "cohen_kappa"): "an unknown weights argument from code, not from a user",
     ("autograde.config.reference", "replace_between_markers"): "README markers missing: a maintainer's edit",
     ("autograde.banks.parse", "_literal"): "internal signal of the literal parser, caught in the same module",
 }

@@ -13,15 +13,12 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from autograde.core.errors import InvalidValueError
+from autograde.core.agreement import cohen_kappa, confusion_matrix, krippendorff_alpha, krippendorff_alpha_data
 from autograde.core.stats import (
     RANK_PRECISION,
-    cohen_kappa,
-    confusion_matrix,
     correlation,
     kendall_matrix,
     kendall_top_k_matrix,
-    krippendorff_alpha,
-    krippendorff_alpha_data,
     mean_interval,
     rank_scores,
     round_scores,

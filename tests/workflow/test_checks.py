@@ -96,17 +96,16 @@ CASES: list[tuple[str, Mutation, str]] = [
     ("answers: citation outside the references",
      write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": ["d3a"], '
            '"answer": [{"text": "Wild yeast.", "citations": [0, 4]}]}\n', "a"),
-     "answers.jsonl:3: citation 4 of answer segment 0 (run 'gen', query 'q3') is not an index into its 1 references"),
+     "answers.jsonl:3: citation 4 of answer[0] (run 'gen', topic 'q3') is not a position in its 1 references"),
     ("run file missing: named by its config key and line", edit_config(data__runs=["data/runs/nope.run"]),
      "config.yaml:6: data.runs[0]: 'data/runs/nope.run' does not exist"),
     ("answers: citations not a list", write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": '
                                             '["d3a"], "answer": [{"text": "Wild yeast.", "citations": 3}]}\n', "a"),
-     "answers.jsonl:3: 'citations' of answer segment 0 (run 'gen', query 'q3') must be a list of indexes into "
-     "'references', got 3 (a number)"),
+     "answers.jsonl:3: 'citations' of answer[0] (run 'gen', topic 'q3') is 3 (a number), not citations"),
     ("answers: references not a list of doc ids", write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", '
                                                          '"references": "d3a", "answer": [{"text": "Wild yeast.", '
                                                          '"citations": [0]}]}\n', "a"),
-     "answers.jsonl:3: 'references' (run 'gen', query 'q3') must be a list of doc ids (strings), got 'd3a'"),
+     "answers.jsonl:3: 'references' must be a list of doc ids (strings), got d3a"),
     ("cache_dir is a file while answers cite documents",
      both(write("cachefile", "x"), edit_config(grading__cache_dir="cachefile"),
           write("data/answers.jsonl", '{"run_id": "gen", "topic_id": "q3", "references": ["d3a"], '
@@ -142,7 +141,7 @@ CASES: list[tuple[str, Mutation, str]] = [
      "graders.0.bank: grader 'sim' uses bank 'questionz', which is not under 'banks:' (did you mean "
      "'questions'?"),
     ("answers: bare string segment", write("data/answers.jsonl", '{"run_id": "rag", "topic_id": "q3", "answer": ["plain text"]}\n', "a"),
-     "answers.jsonl:3: answer segment 0 of run 'rag' for query 'q3' is not an object"),
+     "answers.jsonl:3: answer[0] is not an object with a string 'text' (got str)"),
 ]
 
 

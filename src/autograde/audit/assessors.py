@@ -4,7 +4,7 @@ Cohen's kappa and alpha on the passages both judged; and distinct names for inpu
 
 Organisers with double- or triple-judged pools ask "how far do our assessors agree?" before they ask it of a
 grader: alpha is the statistic that takes every assessor at once and tolerates passages some did not judge
-(:func:`autograde.core.stats.krippendorff_alpha_data`, equal to the ``krippendorff`` package).
+(:func:`autograde.core.agreement.krippendorff_alpha_data`, equal to the ``krippendorff`` package).
 
 >>> file_names(["runs/sim/max-4.qrels", "runs/strict/max-4.qrels", "human/a.qrels"])
 ['sim/max-4', 'strict/max-4', 'a']
@@ -21,7 +21,7 @@ import pandas as pd
 
 from autograde.core.errors import InvalidValueError
 from autograde.core.ids import PairKey
-from autograde.core.stats import AlphaLevel, cohen_kappa, krippendorff_alpha_data
+from autograde.core.agreement import AlphaLevel, cohen_kappa, krippendorff_alpha_data
 
 __all__ = ["ALPHA_LEVELS", "AssessorAgreement", "assessor_agreement", "assessors_markdown", "file_names"]
 

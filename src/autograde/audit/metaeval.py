@@ -23,7 +23,7 @@ import pandas as pd
 
 from autograde.core.errors import InvalidValueError
 from autograde.core.ids import PairKey
-from autograde.core.stats import krippendorff_alpha
+from autograde.core.agreement import krippendorff_alpha
 from autograde.reports.agreement import aligned_labels, compute_agreement
 
 

@@ -25,7 +25,7 @@ from autograde.calibrated.thresholds import level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.ids import PairKey
 from autograde.core.log import logger, progress
-from autograde.core.stats import binary_kappa, cohen_kappa
+from autograde.core.agreement import binary_kappa, cohen_kappa
 from autograde.io.trec import Qrels
 from autograde.rubric.dataset import group_folds
 

@@ -43,7 +43,7 @@ from autograde.calibrated.thresholds import Thresholds, cross_fitted_thresholds,
 from autograde.config.rubric import CalibratedQrelsConfig
 from autograde.core.errors import Problems
 from autograde.core.log import logger, progress
-from autograde.core.stats import binary_kappa
+from autograde.core.agreement import binary_kappa
 from autograde.io.trec import Qrels
 
 __all__ = ["Candidate", "FitResult", "TrainingRows", "candidates", "fit_calibrated", "kind_weights", "training_rows"]

@@ -101,7 +101,7 @@ def apply_model(model: CalibratedQrelsModel, sources: list[str], output: str, ju
             shares["training_deployed"] = training["deployed"]
     if judgments is not None:
         _check_levels(judgments, features.keys, levels)
-        from autograde.core.stats import binary_kappa, cohen_kappa
+        from autograde.core.agreement import binary_kappa, cohen_kappa
 
         judged = [(i, judgments[q][d]) for i, (q, d) in enumerate(features.keys) if d in judgments.get(q, {})]
         if judged:

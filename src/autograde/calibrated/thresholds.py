@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograde.core.stats import binary_kappa, binary_kappa_counts
+from autograde.core.agreement import binary_kappa, binary_kappa_counts
 
 __all__ = ["SHARE_FACTOR", "TIE", "Thresholds", "best_threshold", "cross_fitted_thresholds", "label_shares",
            "level_shares", "deployed_thresholds", "threshold_labels", "tie_groups", "tune_thresholds"]

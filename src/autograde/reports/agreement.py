@@ -14,7 +14,7 @@ count mode) and a relevant judgment level ``r``:
   for t=4, r=2) and compared with the judgment with weights |i - j|. Its binarization at ``r`` is exactly
   the binary view, so the two kappas describe the same cut.
 
-Kappas come from :func:`autograde.core.stats.cohen_kappa` (the scikit-learn definition); NaN where one side
+Kappas come from :func:`autograde.core.agreement.cohen_kappa` (the scikit-learn definition); NaN where one side
 has a single category (as scikit-learn).
 
 >>> labels = {("q", "a"): 5, ("q", "b"): 4, ("q", "c"): 0, ("q", "d"): 2}
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from autograde.core.ids import PairKey
-from autograde.core.stats import cohen_kappa
+from autograde.core.agreement import cohen_kappa
 from autograde.io.trec import Qrels
 
 
