@@ -34,7 +34,8 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
 from autograde.metrics.estimable import EstimableMeasure
-from autograde.ppi.measures import Gains, Linearized, RankedPool, sample_bounds
+from autograde.ppi.intervals import bounded_interval
+from autograde.ppi.measures import Gains, Linearized, RankedPool, measure_range, sample_bounds
 from autograde.ppi.tuning_terms import combined_terms, one_error_variance, system_mean
 
 CALIBRATION_BINS = 10
@@ -82,10 +83,26 @@ class MeasureEstimate:
     floored: np.ndarray | None = None
     raw_variance: np.ndarray | None = None
     raw_df: np.ndarray | None = None
+    bounds: tuple[float, float] | None = None
+    """The measure's range (None: unbounded)."""
 
-    def interval(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        half = t_quantile(confidence, self.df) * np.sqrt(np.maximum(self.variance, 0.0))
-        return self.estimate - half, self.estimate + half
+    @property
+    def reported(self) -> np.ndarray:
+        """The estimate projected into the measure's range (never further from the truth, which lies in it)."""
+        if self.bounds is None:
+            return self.estimate
+        return np.asarray(np.clip(self.estimate, *self.bounds), dtype=np.float64)
+
+    def interval(self, confidence: float, floor: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The intervals: inside the measure's range (:func:`~autograde.ppi.intervals.bounded_interval`), else
+        Student's t; ``floor`` False: without the variance floor (the raw variance and degrees of freedom)."""
+        v, df = (self.variance, self.df)
+        if not floor and self.raw_variance is not None and self.raw_df is not None:
+            v, df = self.raw_variance, self.raw_df
+        if self.bounds is None:
+            half = t_quantile(confidence, df) * np.sqrt(np.maximum(v, 0.0))
+            return self.estimate - half, self.estimate + half
+        return bounded_interval(self.estimate, np.sqrt(np.maximum(v, 0.0)), df, *self.bounds, confidence)
 
     def differences(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(B, S, S)`` estimates, variances and degrees of freedom of every difference ``system s - system t``."""
@@ -163,10 +180,98 @@ def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
     return out
 
 
+PROBABILITY_CLIP = 1e-12
+"""Predicted probabilities are kept in [this, 1 - this] on the logit scale (a probability of exactly 0 or 1 has no
+logit)."""
+SHIFT_BOUND = 80.0
+"""The calibration's shift is searched in [-this, this]: with probabilities clipped to 1e-12 and design weights
+below 1e12, the solution lies inside."""
+BISECTIONS = 64
+"""Halvings of the shift's bracket: below float spacing."""
+ONE_SIDED = 0.5
+"""Where a query's judged passages all lie on one side of a grade, the shift leaves this many of them (design-
+weighted) expected on the other side: the Jeffreys prior's half observation (a count seen zero times is estimated
+at 1/2, not 0), and never more than the prediction itself expects."""
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * x)), dtype=np.float64)
+
+
+def _shift(eta: np.ndarray, w: np.ndarray, target: np.ndarray, ranked: RankedPool) -> np.ndarray:
+    """Per query (``(B, Q)``) the shift ``u`` with ``sum over the query's units of w_i expit(eta_i + u) = target``
+    (bisection; increasing in ``u``)."""
+    seg, of = ranked.per_query_sum, ranked.query_of
+    lo = np.full(target.shape, -SHIFT_BOUND)
+    hi = np.full(target.shape, SHIFT_BOUND)
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2.0
+        up = seg(w * _expit(eta + mid[:, of])) < target
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return (lo + hi) / 2.0
+
+
+def query_calibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray,
+                     ranked: RankedPool) -> np.ndarray:
+    """The predicted probabilities ``(B, N)`` shifted on the logit scale, query by query, until each query's
+    design-weighted judged passages are reproduced: ``sum over the query's sampled i of (y_i - m_i) / pi_i = 0``
+    (calibration to the query's sample with a logit link: Deville and Sarndal 1992; Lehtonen and Veijanen 1998).
+
+    The query's estimated count is then ``sum_i m_i`` (its pseudo-labels' residuals cancel): never negative, and
+    small only where the model's values of the query's units are too, numerators included (no numerator divided by
+    a count that crosses zero). Where the query's judged passages all lie on one side of the grade, exact
+    calibration would shift to infinity (every unit certain); the shift then stops where :data:`ONE_SIDED`
+    (design-weighted) judged passages are still expected on the other side, and not beyond the prediction (a
+    prediction that already expects fewer is kept: a prediction equal to the truth stays the truth). A query
+    without a judged passage keeps the prediction."""
+    f = np.clip(np.broadcast_to(np.asarray(predicted, dtype=np.float64), sampled.shape), PROBABILITY_CLIP,
+                1.0 - PROBABILITY_CLIP)
+    eta = np.log(f) - np.log1p(-f)
+    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    y = np.where(sampled, np.nan_to_num(np.broadcast_to(observed, sampled.shape)), 0.0)
+    seg, of = ranked.per_query_sum, ranked.query_of
+    seen, total = seg(w * y), seg(w)
+    none, every = seen <= 0.0, seen >= total
+    target = np.where(none, np.minimum(ONE_SIDED, seg(w * f)),
+                      np.where(every, np.maximum(total - ONE_SIDED, seg(w * f)), seen))
+    u = np.where(total > 0.0, _shift(eta, w, target, ranked), 0.0)
+    return _expit(eta + u[:, of])
+
+
+def count_scale(reference: np.ndarray, pi: np.ndarray, sampled: np.ndarray, ranked: RankedPool) -> np.ndarray:
+    """Per query ``(B, Q)`` the g-weight of the calibration of :func:`query_calibrated`: a judged unit's residual
+    ``y_i - m_i`` moves the shift by its share of ``sum over the judged i of m_i (1 - m_i) / pi_i`` and the query's
+    count ``sum_i m_i`` by ``sum over all its units of m_i (1 - m_i)`` times that: the count's linearized residual is
+    the residual times ``g = sum_all m (1 - m) / sum_judged m (1 - m) / pi`` (Deville and Sarndal 1992; the ratio
+    estimator's ``X / X_hat`` where the probabilities are small). 1 where the query has no judged unit."""
+    v = reference * (1.0 - reference)
+    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    judged = ranked.per_query_sum(w * v)
+    return np.asarray(np.divide(ranked.per_query_sum(v), judged, out=np.ones_like(judged), where=judged > 0),
+                      dtype=np.float64)
+
+
+def residual_correction(pi: np.ndarray, sampled: np.ndarray, ranked: RankedPool) -> np.ndarray:
+    """Per unit ``(B, N)`` the factor ``sqrt(n / (n - 1))`` of its query, ``n`` the query's effective number of judged
+    units in the round (Kish: ``(sum w)^2 / sum w^2``, ``w = 1 / pi``): the calibration fits one shift per query to
+    the query's judged units, whose residuals then sum to zero and carry ``n - 1`` degrees of freedom (the
+    within-stratum variance's ``n_h - 1`` of post-stratification, Sarndal, Swensson and Wretman 1992, section 7.6);
+    at most ``sqrt(2)`` (one effective unit or fewer)."""
+    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    sw, sw2 = ranked.per_query_sum(w), ranked.per_query_sum(w * w)
+    n = np.divide(sw * sw, sw2, out=np.zeros_like(sw), where=sw2 > 0)
+    factor = np.sqrt(np.where(n > 2.0, n / np.maximum(n - 1.0, 1.0), 2.0))
+    return np.asarray(factor[:, ranked.query_of], dtype=np.float64)
+
+
 def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool, needs: set[str],
-                 strata: np.ndarray | None = None) -> tuple[Gains, Gains]:
-    """(pseudo-labels, residuals) of one round (residuals are 0 where a unit is not in the round); only the gain
-    types in ``needs`` are computed (the others are empty)."""
+                 ranked: RankedPool, strata: np.ndarray | None = None
+                 ) -> tuple[Gains, Gains, Gains, dict[str, np.ndarray]]:
+    """(pseudo-labels, residuals, reference) of one round (residuals are 0 where a unit is not in the round); only
+    the gain types in ``needs`` are computed (the others are empty). The counts of the ratio measures (``ge``,
+    ``counted``) use the prediction recalibrated on the round's sample (:func:`recalibrated` within ``strata``, when
+    ``recalibrate``) and then calibrated to each query's sample (:func:`query_calibrated`): that is the reference
+    the ratio measures are linearized around; with each count's g-weights (:func:`count_scale`)."""
     s, pi = r.sampled, r.pi
     empty = np.zeros((s.shape[0], 0))
 
@@ -183,21 +288,34 @@ def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool,
         if kind in needs:
             f, y = getattr(predicted, kind), getattr(observed, kind)
             pseudo[kind], resid[kind] = ps(f, y), res(f, y)
+    reference: dict[str, np.ndarray] = {}
+    scale: dict[str, np.ndarray] = {}
+
+    def calibrated(f: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return query_calibrated(recalibrated(f, y, pi, s, strata) if recalibrate else f, y, pi, s, ranked)
+
     if "ge" in needs:
-        ge_pred = predicted.ge
-        if recalibrate and ge_pred.shape[1]:
-            ge_pred = np.stack([recalibrated(predicted.ge[:, j], observed.ge[:, j], pi, s, strata)
-                                for j in range(predicted.ge.shape[1])], axis=1)
-        pseudo["ge"], resid["ge"] = ps(ge_pred, observed.ge, True), res(ge_pred, observed.ge, True)
+        ge_ref = np.zeros((s.shape[0], 0, s.shape[1]))
+        if predicted.ge.shape[1]:
+            ge_ref = np.stack([calibrated(predicted.ge[:, j], observed.ge[:, j])
+                               for j in range(predicted.ge.shape[1])], axis=1)
+        reference["ge"] = ge_ref
+        df_corr = residual_correction(pi, s, ranked)
+        scale["ge"] = np.stack([count_scale(ge_ref[:, j], pi, s, ranked) for j in range(ge_ref.shape[1])], axis=1) \
+            if ge_ref.shape[1] else np.ones((s.shape[0], 0, len(ranked.queries)))
+        pseudo["ge"], resid["ge"] = ps(ge_ref, observed.ge, True), res(ge_ref, observed.ge, True) * df_corr[:, None, :]
     if "counted" in needs:
-        count_pred = recalibrated(predicted.counted, observed.rel, pi, s, strata) if recalibrate else predicted.counted
-        pseudo["counted"], resid["counted"] = ps(count_pred, observed.rel), res(count_pred, observed.rel)
+        count_ref = calibrated(predicted.counted, observed.rel)
+        reference["counted"] = count_ref
+        scale["counted"] = count_scale(count_ref, pi, s, ranked)
+        pseudo["counted"], resid["counted"] = (ps(count_ref, observed.rel),
+                                               res(count_ref, observed.rel) * residual_correction(pi, s, ranked))
 
     def gains(d: dict[str, np.ndarray]) -> Gains:
         return replace(predicted, rel=d.get("rel", empty), gain=d.get("gain", empty),
                        ge=d.get("ge", empty[:, None, :]), rel_count=d.get("counted", empty))
 
-    return gains(pseudo), gains(resid)
+    return gains(pseudo), gains(resid), gains(reference), scale
 
 
 def zero_gains(g: Gains) -> Gains:
@@ -315,8 +433,8 @@ def _tuned(human: tuple[Linearized, Gains], ppi: tuple[Linearized, Gains], c: np
 
 def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, predicted: Gains, observed: Gains,
                       rounds: list[Round], recalibrate: bool = True, keep_residuals: bool = True,
-                      power_tuning: str = "none", variance_floor: bool = False, tune_nonlinear: bool = False,
-                      coherent_ratio: bool = True) -> dict[str, MeasureEstimate]:
+                      power_tuning: str = "none", variance_floor: bool = False, tune_nonlinear: bool = False
+                      ) -> dict[str, MeasureEstimate]:
     """The combined estimate of every measure for every system: ``predicted`` gains of every unit (zeros for the
     human-only estimate), ``observed`` gains (NaN where not judged), one or more :class:`Round`.
 
@@ -328,9 +446,11 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     own variance (the narrowest interval of each system on its own). Cross-fitted over :data:`FOLDS` folds for the linear measures (they stay exactly
     unbiased), fitted on the whole round for the others. ``variance_floor``: a
     variance below :func:`~autograde.ppi.tuning_terms.one_error_variance` (the sample shows fewer errors than one
-    maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. ``coherent_ratio``: nDCG, AP and recall read
-    their numerators from the same recalibrated pseudo-labels as their normalizers, recalibrated within the
-    :func:`rank_strata` (False: the estimator before, the numerator on the raw prediction, one stratum)."""
+    maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. nDCG, AP and recall read their
+    numerators from the same pseudo-labels as their normalizers, on the prediction recalibrated within the
+    :func:`rank_strata` (``recalibrate``) and calibrated to each query's sample, around which they are linearized
+    (:func:`query_calibrated`). Each estimate carries its measure's range (:func:`~autograde.ppi.measures.measure_range`):
+    :meth:`MeasureEstimate.interval` gives bounded intervals and the estimate projected into the range."""
     needs = needed_gains(measures)
     parts: dict[str, dict[str, Any]] = {m.name: {"est": 0.0, "var": 0.0, "sq": 0.0, "pq": 0.0, "lam": 0.0,
                                                  "floor": 0.0, "u": [], "c": []} for m in measures}
@@ -340,19 +460,20 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     tuning = tuning and any(m.linear or tune_nonlinear for m in measures)
     fold = fold_of(ranked.n_units) if tuning else np.zeros(0, dtype=np.int64)
     zero = zero_gains(predicted)
-    strata = rank_strata(ranked) if coherent_ratio else None
+    strata = rank_strata(ranked)
     for r in rounds:
-        pseudo, resid = _round_gains(predicted, observed, r, recalibrate, needs, strata)
-        h_pseudo, h_resid = _round_gains(zero, observed, r, recalibrate, needs, strata) if tuning else (pseudo, resid)
+        pseudo, resid, ref, scale = _round_gains(predicted, observed, r, recalibrate, needs, ranked, strata)
+        h_pseudo, h_resid, h_ref, h_scale = _round_gains(zero, observed, r, recalibrate, needs, ranked, strata) \
+            if tuning else (pseudo, resid, ref, scale)
         bounds = sample_bounds(ranked, observed, r.sampled, needs)
         c = poisson_factor(r.pi, r.sampled)
         for m in measures:
             p = parts[m.name]
-            lin = Linearized(m, ranked, pseudo, bounds, coherent_ratio)
+            lin = Linearized(m, ranked, pseudo, bounds, True, ref, scale)
             if not tuning or not (m.linear or tune_nonlinear):
                 part = _fixed(lin, resid, c, keep_residuals)
             else:
-                human = (Linearized(m, ranked, h_pseudo, bounds, coherent_ratio), h_resid)
+                human = (Linearized(m, ranked, h_pseudo, bounds, True, h_ref, h_scale), h_resid)
                 part = _cross_fitted(human, (lin, resid), c, fold, keep_residuals, shared) if m.linear \
                     else _tuned(human, (lin, resid), c, keep_residuals, shared)
             p["est"] = p["est"] + r.weight * part.est
@@ -378,5 +499,6 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
             v, df = np.where(floored, floor, v), np.where(floored, np.minimum(df, FLOOR_DF), df)
         out[m.name] = MeasureEstimate(np.asarray(p["est"], dtype=np.float64), v, df,
                                       np.asarray(p["pq"], dtype=np.float64), p["u"], p["c"],
-                                      np.asarray(p["lam"], dtype=np.float64), floor, floored, raw_v, raw_df)
+                                      np.asarray(p["lam"], dtype=np.float64), floor, floored, raw_v, raw_df,
+                                      measure_range(m, float(sum(predicted.steps))))
     return out
