@@ -186,8 +186,8 @@ logit)."""
 SHIFT_BOUND = 80.0
 """The calibration's shift is searched in [-this, this]: with probabilities clipped to 1e-12 and design weights
 below 1e12, the solution lies inside."""
-BISECTIONS = 64
-"""Halvings of the shift's bracket: below float spacing."""
+BISECTIONS = 48
+"""Halvings of the shift's bracket: below 1e-12."""
 ONE_SIDED = 0.5
 """Where a query's judged passages all lie on one side of a grade, the shift leaves this many of them (design-
 weighted) expected on the other side: the Jeffreys prior's half observation (a count seen zero times is estimated
@@ -200,15 +200,19 @@ def _expit(x: np.ndarray) -> np.ndarray:
 
 def _shift(eta: np.ndarray, w: np.ndarray, target: np.ndarray, ranked: RankedPool) -> np.ndarray:
     """Per query (``(B, Q)``) the shift ``u`` with ``sum over the query's units of w_i expit(eta_i + u) = target``
-    (bisection; increasing in ``u``)."""
-    seg, of = ranked.per_query_sum, ranked.query_of
-    lo = np.full(target.shape, -SHIFT_BOUND)
-    hi = np.full(target.shape, SHIFT_BOUND)
+    (bisection; increasing in ``u``); only the units with a weight (the judged ones) are evaluated."""
+    b_idx, i_idx = np.nonzero(w)
+    nq = len(ranked.queries)
+    cell = ranked.query_of[i_idx] + nq * b_idx  # (batch, query) of each judged unit
+    e, ww = eta[b_idx, i_idx], w[b_idx, i_idx]
+    lo = np.full(target.size, -SHIFT_BOUND)
+    hi = np.full(target.size, SHIFT_BOUND)
+    flat = target.ravel()
     for _ in range(BISECTIONS):
         mid = (lo + hi) / 2.0
-        up = seg(w * _expit(eta + mid[:, of])) < target
+        up = np.bincount(cell, weights=ww * _expit(e + mid[cell]), minlength=target.size) < flat
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
-    return (lo + hi) / 2.0
+    return ((lo + hi) / 2.0).reshape(target.shape)
 
 
 def query_calibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray,
