@@ -85,9 +85,9 @@ def test_estimate_without_a_draw_reads_the_configs_design(tmp_path: Path, capsys
     assert f"design {design})" in capsys.readouterr().out
     assert (Path(t["results"]) / "human_sample" / "grader" / "estimates.tsv").is_file()
     # what `autograde outputs` and the end of a run list: the files that exist
-    from autograde.ppi.stages import output_rows
+    from autograde.ppi.stages import sample_output_rows
 
-    rows = dict(output_rows(t["config"]))
+    rows = dict(sample_output_rows(t["config"]))
     hs = Path(t["results"]) / "human_sample"
     assert rows == {"human-sample estimates (grader)": str(hs / "grader" / "estimates.tsv"),
                     "human-sample summary": str(hs / "summary.json")}

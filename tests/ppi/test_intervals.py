@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from autograde.metrics.estimable import estimable_measure
-from autograde.ppi.estimators import Round, count_scale, estimate_measures, query_calibrated, zero_gains
+from autograde.ppi.calibration import count_scale, query_calibrated
+from autograde.ppi.estimators import Round, estimate_measures, zero_gains
 from autograde.ppi.intervals import bounded_interval
 from autograde.ppi.measures import gains_from_distribution, gains_from_grades, measure_range
 from autograde.ppi.pool import pool_order, ranked_pool

@@ -30,7 +30,7 @@ from scipy.special import ndtr
 
 from autograde.core.stats import normal_quantile, t_quantile
 
-BISECTIONS = 36
+INTERVAL_BISECTIONS = 36
 """Halvings of each bracket: below 1e-9 of a half-width."""
 
 
@@ -54,7 +54,7 @@ def _acceptance(theta: np.ndarray, top: np.ndarray, alpha: float) -> tuple[np.nd
         z2 = np.where(k >= -0.5 * (top - theta) ** 2, theta + r, above)
         return z1, z2
 
-    for _ in range(BISECTIONS):
+    for _ in range(INTERVAL_BISECTIONS):
         mid = (k_lo + k_hi) / 2.0
         z1, z2 = region(mid)
         enough = ndtr(z2 - theta) - ndtr(z1 - theta) >= 1.0 - alpha
@@ -68,7 +68,7 @@ def _standard(z: np.ndarray, top: np.ndarray, alpha: float) -> tuple[np.ndarray,
     z2_0 = _acceptance(np.zeros(z.shape), top, alpha)[1]
     lo, hi = np.zeros(z.shape), np.array(top, dtype=np.float64)
     a, b = np.zeros(z.shape), np.array(top, dtype=np.float64)
-    for _ in range(BISECTIONS):  # theta_lo: the least theta whose region reaches up to z
+    for _ in range(INTERVAL_BISECTIONS):  # theta_lo: the least theta whose region reaches up to z
         mid = (lo + hi) / 2.0
         reaches = _acceptance(mid, top, alpha)[1] >= z
         lo, hi = np.where(reaches, lo, mid), np.where(reaches, mid, hi)

@@ -256,9 +256,6 @@ def run_judging_data(config: Any, design_path: str, pool_path: str | Path, queri
                 out)
 
 
-LEADERBOARD_COLUMNS = ["rank", "group", "system", "estimate", "low", "high", "llm_only", "composite"]
-
-
 def leaderboard_text(estimates: pd.DataFrame, measure: str, confidence: float) -> str:
     """One measure's leaderboard as a fixed-width table: rank (the composite order), group (systems no comparison
     separates), system, estimate with its interval, LLM-only value, composite."""
@@ -289,7 +286,7 @@ def estimates_text(config: Any, outputs: dict[str, str], summary: dict[str, Any]
     return "\n\n".join(parts)
 
 
-def output_rows(config: Any) -> list[tuple[str, str]]:
+def sample_output_rows(config: Any) -> list[tuple[str, str]]:
     """The human-sample outputs a person opens next, for ``autograde outputs`` and the end of a run: (what, path) of
     every file that exists (the estimates per prediction, the summary, the judging page, the experiment's own draw)."""
     h = human_sample_section(config)

@@ -1,0 +1,106 @@
+"""Calibration of a prediction to each query's human sample: the reference the ratio measures (nDCG, AP, recall) are
+linearized around (:mod:`autograde.ppi.estimators`), the g-weights of its counts and the degrees of freedom its fitted
+shifts take from the residuals.
+
+Per query, the prediction is shifted on the logit scale until the query's design-weighted judged passages are
+reproduced (calibration with a logit link: Deville and Sarndal 1992; Lehtonen and Veijanen 1998). The query's
+estimated count is then the sum of the calibrated values: never negative, and near zero only where every unit's value
+of the query is, numerators included, so no numerator is divided by a count that crosses zero.
+
+>>> import numpy as np
+>>> round(float(_expit(np.array([0.0]))[0]), 3)
+0.5
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograde.ppi.measures import RankedPool
+
+PROBABILITY_CLIP = 1e-12
+"""Predicted probabilities are kept in [this, 1 - this] on the logit scale (a probability of exactly 0 or 1 has no
+logit)."""
+SHIFT_BOUND = 80.0
+"""The calibration's shift is searched in [-this, this]: with probabilities clipped to 1e-12 and design weights
+below 1e12, the solution lies inside."""
+SHIFT_BISECTIONS = 48
+"""Halvings of the shift's bracket: below 1e-12."""
+ONE_SIDED = 0.5
+"""Where a query's judged passages all lie on one side of a grade, the shift leaves this many of them (design-
+weighted) expected on the other side: the Jeffreys prior's half observation (a count seen zero times is estimated
+at 1/2, not 0), and never more than the prediction itself expects."""
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * x)), dtype=np.float64)
+
+
+def _shift(eta: np.ndarray, w: np.ndarray, target: np.ndarray, ranked: RankedPool) -> np.ndarray:
+    """Per query (``(B, Q)``) the shift ``u`` with ``sum over the query's units of w_i expit(eta_i + u) = target``
+    (bisection; increasing in ``u``); only the units with a weight (the judged ones) are evaluated."""
+    b_idx, i_idx = np.nonzero(w)
+    nq = len(ranked.queries)
+    cell = ranked.query_of[i_idx] + nq * b_idx  # (batch, query) of each judged unit
+    e, ww = eta[b_idx, i_idx], w[b_idx, i_idx]
+    lo = np.full(target.size, -SHIFT_BOUND)
+    hi = np.full(target.size, SHIFT_BOUND)
+    flat = target.ravel()
+    for _ in range(SHIFT_BISECTIONS):
+        mid = (lo + hi) / 2.0
+        up = np.bincount(cell, weights=ww * _expit(e + mid[cell]), minlength=target.size) < flat
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return ((lo + hi) / 2.0).reshape(target.shape)
+
+
+def query_calibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray,
+                     ranked: RankedPool) -> np.ndarray:
+    """The predicted probabilities ``(B, N)`` shifted on the logit scale, query by query, until each query's
+    design-weighted judged passages are reproduced: ``sum over the query's sampled i of (y_i - m_i) / pi_i = 0``
+    (calibration to the query's sample with a logit link: Deville and Sarndal 1992; Lehtonen and Veijanen 1998).
+
+    The query's estimated count is then ``sum_i m_i`` (its pseudo-labels' residuals cancel): never negative, and
+    small only where the model's values of the query's units are too, numerators included (no numerator divided by
+    a count that crosses zero). Where the query's judged passages all lie on one side of the grade, exact
+    calibration would shift to infinity (every unit certain); the shift then stops where :data:`ONE_SIDED`
+    (design-weighted) judged passages are still expected on the other side, and not beyond the prediction (a
+    prediction that already expects fewer is kept: a prediction equal to the truth stays the truth). A query
+    without a judged passage keeps the prediction."""
+    f = np.clip(np.broadcast_to(np.asarray(predicted, dtype=np.float64), sampled.shape), PROBABILITY_CLIP,
+                1.0 - PROBABILITY_CLIP)
+    eta = np.log(f) - np.log1p(-f)
+    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    y = np.where(sampled, np.nan_to_num(np.broadcast_to(observed, sampled.shape)), 0.0)
+    seg, of = ranked.per_query_sum, ranked.query_of
+    seen, total = seg(w * y), seg(w)
+    none, every = seen <= 0.0, seen >= total
+    target = np.where(none, np.minimum(ONE_SIDED, seg(w * f)),
+                      np.where(every, np.maximum(total - ONE_SIDED, seg(w * f)), seen))
+    u = np.where(total > 0.0, _shift(eta, w, target, ranked), 0.0)
+    return _expit(eta + u[:, of])
+
+
+def count_scale(reference: np.ndarray, pi: np.ndarray, sampled: np.ndarray, ranked: RankedPool) -> np.ndarray:
+    """Per query ``(B, Q)`` the g-weight of the calibration of :func:`query_calibrated`: a judged unit's residual
+    ``y_i - m_i`` moves the shift by its share of ``sum over the judged i of m_i (1 - m_i) / pi_i`` and the query's
+    count ``sum_i m_i`` by ``sum over all its units of m_i (1 - m_i)`` times that: the count's linearized residual is
+    the residual times ``g = sum_all m (1 - m) / sum_judged m (1 - m) / pi`` (Deville and Sarndal 1992; the ratio
+    estimator's ``X / X_hat`` where the probabilities are small). 1 where the query has no judged unit."""
+    v = reference * (1.0 - reference)
+    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    judged = ranked.per_query_sum(w * v)
+    return np.asarray(np.divide(ranked.per_query_sum(v), judged, out=np.ones_like(judged), where=judged > 0),
+                      dtype=np.float64)
+
+
+def residual_correction(pi: np.ndarray, sampled: np.ndarray, ranked: RankedPool) -> np.ndarray:
+    """Per unit ``(B, N)`` the factor ``sqrt(n / (n - 1))`` of its query, ``n`` the query's effective number of judged
+    units in the round (Kish: ``(sum w)^2 / sum w^2``, ``w = 1 / pi``): the calibration fits one shift per query to
+    the query's judged units, whose residuals then sum to zero and carry ``n - 1`` degrees of freedom (the
+    within-stratum variance's ``n_h - 1`` of post-stratification, Sarndal, Swensson and Wretman 1992, section 7.6);
+    at most ``sqrt(2)`` (one effective unit or fewer)."""
+    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    sw, sw2 = ranked.per_query_sum(w), ranked.per_query_sum(w * w)
+    n = np.divide(sw * sw, sw2, out=np.zeros_like(sw), where=sw2 > 0)
+    factor = np.sqrt(np.where(n > 2.0, n / np.maximum(n - 1.0, 1.0), 2.0))
+    return np.asarray(factor[:, ranked.query_of], dtype=np.float64)
