@@ -543,6 +543,13 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _cells(rows: list[dict[str, Any]], budgets: list[float]) -> list[tuple[str, float, list[dict[str, Any]]]]:
+    """(goal measure, budget, its rows) of every cell with rows, measure by measure, budget by budget."""
+    cells = [(m, b, [r for r in rows if r["measure"] == m and r["budget"] == b]) for m in GOAL_MEASURES
+             for b in budgets]
+    return [c for c in cells if c[2]]
+
+
 def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     """The numbers README.md and docs/human_sample.md quote: per goal measure and budget, over every prediction and
     design, the lowest coverage, the worst tails and the estimates outside the range, the narrowest prediction's width
@@ -556,36 +563,28 @@ def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              "share of samples off by > 0.1 / > 0.5 | outside range | best prediction (width / human-only, design) | "
              "tau PPI | tau composite (the leaderboard's order) | tau LLM-only | tau human-only |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for m in GOAL_MEASURES:
-        for b in meta["budgets"]:
-            sub = [r for r in mine if r["measure"] == m and r["budget"] == b]
-            if not sub:
-                continue
-            best = min(sub, key=lambda r: r["width_ratio"])
-            lines.append(f"| {m} | {b:.0%} | {min(r['coverage_mean'] for r in sub):.3f} | "
-                         f"{min(r['coverage_worst'] for r in sub):.3f} | "
-                         f"{max(r['p99_abs_error'] for r in sub):.3f} / {max(r['max_abs_error'] for r in sub):.3f} | "
-                         f"{max(r['share_off_0.1'] for r in sub):.3f} / {max(r['share_off_0.5'] for r in sub):.3f} | "
-                         f"{max(r['outside_range'] for r in sub):.3f} | {best['prediction']} "
-                         f"({best['width_ratio']:.2f}, {best['design']}) | {best['tau_ppi']:.3f} | "
-                         f"{_tau(best, 'tau_composite')} | {best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
+    for m, b, sub in _cells(mine, meta["budgets"]):
+        best = min(sub, key=lambda r: r["width_ratio"])
+        lines.append(f"| {m} | {b:.0%} | {min(r['coverage_mean'] for r in sub):.3f} | "
+                     f"{min(r['coverage_worst'] for r in sub):.3f} | "
+                     f"{max(r['p99_abs_error'] for r in sub):.3f} / {max(r['max_abs_error'] for r in sub):.3f} | "
+                     f"{max(r['share_off_0.1'] for r in sub):.3f} / {max(r['share_off_0.5'] for r in sub):.3f} | "
+                     f"{max(r['outside_range'] for r in sub):.3f} | {best['prediction']} "
+                     f"({best['width_ratio']:.2f}, {best['design']}) | {best['tau_ppi']:.3f} | "
+                     f"{_tau(best, 'tau_composite')} | {best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
     gamed = [r for r in rows if r.get("gamed") and r["variant"] == default]
     if gamed:
         lines += ["", f"The gamed run (one per prediction; its rank within {WITHIN} of its full-human rank: share of "
                   "samples, lowest over predictions and designs; median ranks of the worst configuration):", "",
                   "| measure | budget | full-human rank | LLM-only rank (best for the gamer) | composite within "
                   f"{WITHIN} | estimate within {WITHIN} |", "|---|---|---|---|---|---|"]
-        for m in GOAL_MEASURES:
-            for b in sorted({r["budget"] for r in gamed}):
-                sub = [r for r in gamed if r["measure"] == m and r["budget"] == b]
-                if not sub:
-                    continue
-                worst = min(sub, key=lambda r: r["gamed_composite_within"])
-                lines.append(f"| {m} | {b:.0%} | {min(r['gamed_human_rank'] for r in sub)}-"
-                             f"{max(r['gamed_human_rank'] for r in sub)} | {min(r['gamed_llm_rank'] for r in sub)} | "
-                             f"{worst['gamed_composite_within']:.3f} (median rank "
-                             f"{worst['gamed_composite_rank_median']:.0f}) | "
-                             f"{min(r['gamed_estimate_within'] for r in sub):.3f} |")
+        for m, b, sub in _cells(gamed, sorted({r["budget"] for r in gamed})):
+            worst = min(sub, key=lambda r: r["gamed_composite_within"])
+            lines.append(f"| {m} | {b:.0%} | {min(r['gamed_human_rank'] for r in sub)}-"
+                         f"{max(r['gamed_human_rank'] for r in sub)} | {min(r['gamed_llm_rank'] for r in sub)} | "
+                         f"{worst['gamed_composite_within']:.3f} (median rank "
+                         f"{worst['gamed_composite_rank_median']:.0f}) | "
+                         f"{min(r['gamed_estimate_within'] for r in sub):.3f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -46,16 +46,14 @@ def write_runs(qrels: dict[str, dict[str, int]], out: Path, runs: int, docs: int
         quality = 1.0 - k / runs
         lines = []
         for q in sorted(qrels):
-            scored = [(g * quality * 2 + rng.random() * 3, d) for d, g in qrels[q].items()]
-            scored += [(rng.random() * 3, f"u{q}_{rng.randrange(50 * docs)}") for _ in range(max(0, docs - len(scored)))]
-            seen: set[str] = set()
-            rank = 0
-            for score, d in sorted(scored, reverse=True):
-                if d in seen:
-                    continue
-                seen.add(d)
-                rank += 1
-                lines.append(f"{q} Q0 {d} {rank} {score:.6f} {name}\n")
+            best: dict[str, float] = {}  # a passage drawn twice keeps its higher score
+            for d, g in qrels[q].items():
+                best[d] = g * quality * 2 + rng.random() * 3
+            for _ in range(max(0, docs - len(qrels[q]))):
+                d = f"u{q}_{rng.randrange(50 * docs)}"
+                best[d] = max(best.get(d, 0.0), rng.random() * 3)
+            ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+            lines += [f"{q} Q0 {d} {rank} {score:.6f} {name}\n" for rank, (d, score) in enumerate(ranked, start=1)]
         path = out / f"{name}.run"
         path.write_text("".join(lines), encoding="utf-8")
         paths.append(path)

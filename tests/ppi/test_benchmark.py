@@ -4,7 +4,6 @@ tails and the gamed run's ranks, and every estimate and interval lies in its mea
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,23 +15,15 @@ from support.helpers import REPO
 DATA = REPO / "tests" / "data" / "human_sample"
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("human_sample_bench", REPO / "benchmarks" / "human_sample.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
-    return bench
-
-
-def test_the_simulation_runs_on_a_tiny_collection_with_synthetic_runs(tmp_path: Path) -> None:
+def test_the_simulation_runs_on_a_tiny_collection_with_synthetic_runs(tmp_path: Path,
+                                                                        bench: ModuleType) -> None:
     runs = tmp_path / "runs"
     out = subprocess.run([sys.executable, str(REPO / "tools" / "synth_runs.py"), str(DATA / "qrels.txt"), str(runs),
                           "--runs", "6", "--docs", "40"], capture_output=True, text=True, check=True)
     assert "6 runs x 6 queries" in out.stdout and len(list(runs.glob("*.run"))) == 6
     measurements = tmp_path / "measurements.json"
     measurements.write_text(json.dumps({"kept": 1}))
-    _bench().main(["--qrels", str(DATA / "qrels.txt"), "--runs", str(runs), "--prediction",
+    bench.main(["--qrels", str(DATA / "qrels.txt"), "--runs", str(runs), "--prediction",
                    f"llm=qrels:{DATA / 'llm.qrels'}:1", "--reps", "8", "--chunk", "4", "--jobs", "1",
                    "--budgets", "0.2,0.5", "--gamed-budgets", "0.5", "--measures", "P_10,ndcg_cut_10",
                    "--extra-reps", "0", "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"),
