@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from autograde.metrics.estimable import estimable_measure
-from autograde.ppi.calibration import count_scale, query_calibrated
+from autograde.ppi.calibration import count_scale, design_weights, query_calibrated
 from autograde.ppi.estimators import Round, estimate_measures, zero_gains
 from autograde.ppi.intervals import bounded_interval
 from autograde.ppi.measures import gains_from_distribution, gains_from_grades, measure_range
@@ -94,16 +94,17 @@ def test_the_calibration_reproduces_each_querys_sample() -> None:
     s = rng.random(pi.shape) < pi
     y = (grades >= 2).astype(float)
     f = np.full(pi.shape, 0.25)
-    m = query_calibrated(f, y, pi, s, ranked)
+    w = design_weights(pi, s)
+    m = query_calibrated(f, y, w, ranked)
     seg = ranked.per_query_sum
     seen = seg(s * y / pi)
     target = np.where(seen > 0, seen, np.minimum(0.5, seg(s * f / pi)))
     assert np.abs(seg(s * m / pi) - target).max() < 1e-9
     assert np.all((m > 0) & (m < 1))
-    g = count_scale(m, pi, s, ranked)
+    g = count_scale(m, w, ranked)
     v = m * (1 - m)
     assert np.allclose(g, seg(v) / seg(s * v / pi))
-    exact = query_calibrated(np.where(y > 0, 1.0, 0.0)[None].repeat(50, 0), y, pi, s, ranked)
+    exact = query_calibrated(np.where(y > 0, 1.0, 0.0)[None].repeat(50, 0), y, w, ranked)
     assert np.abs(exact - y).max() < 1e-9  # a prediction equal to the truth is kept
 
 

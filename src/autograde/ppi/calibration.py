@@ -53,10 +53,15 @@ def _shift(eta: np.ndarray, w: np.ndarray, target: np.ndarray, ranked: RankedPoo
     return ((lo + hi) / 2.0).reshape(target.shape)
 
 
-def query_calibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray,
-                     ranked: RankedPool) -> np.ndarray:
+def design_weights(pi: np.ndarray, sampled: np.ndarray) -> np.ndarray:
+    """``1 / pi`` of the sampled units, 0 elsewhere."""
+    return np.asarray(np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0), dtype=np.float64)
+
+
+def query_calibrated(predicted: np.ndarray, observed: np.ndarray, w: np.ndarray, ranked: RankedPool) -> np.ndarray:
     """The predicted probabilities ``(B, N)`` shifted on the logit scale, query by query, until each query's
-    design-weighted judged passages are reproduced: ``sum over the query's sampled i of (y_i - m_i) / pi_i = 0``
+    design-weighted judged passages are reproduced: ``sum over the query's judged i of w_i (y_i - m_i) = 0`` (``w``:
+    the design weights ``1 / pi`` of the judged units, 0 elsewhere; over rounds, their fixed-weight average)
     (calibration to the query's sample with a logit link: Deville and Sarndal 1992; Lehtonen and Veijanen 1998).
 
     The query's estimated count is then ``sum_i m_i`` (its pseudo-labels' residuals cancel): never negative, and
@@ -66,11 +71,10 @@ def query_calibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray
     (design-weighted) judged passages are still expected on the other side, and not beyond the prediction (a
     prediction that already expects fewer is kept: a prediction equal to the truth stays the truth). A query
     without a judged passage keeps the prediction."""
-    f = np.clip(np.broadcast_to(np.asarray(predicted, dtype=np.float64), sampled.shape), PROBABILITY_CLIP,
+    f = np.clip(np.broadcast_to(np.asarray(predicted, dtype=np.float64), w.shape), PROBABILITY_CLIP,
                 1.0 - PROBABILITY_CLIP)
     eta = np.log(f) - np.log1p(-f)
-    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
-    y = np.where(sampled, np.nan_to_num(np.broadcast_to(observed, sampled.shape)), 0.0)
+    y = np.where(w > 0, np.nan_to_num(np.broadcast_to(observed, w.shape)), 0.0)
     seg, of = ranked.per_query_sum, ranked.query_of
     seen, total = seg(w * y), seg(w)
     none, every = seen <= 0.0, seen >= total
@@ -80,26 +84,24 @@ def query_calibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray
     return _expit(eta + u[:, of])
 
 
-def count_scale(reference: np.ndarray, pi: np.ndarray, sampled: np.ndarray, ranked: RankedPool) -> np.ndarray:
+def count_scale(reference: np.ndarray, w: np.ndarray, ranked: RankedPool) -> np.ndarray:
     """Per query ``(B, Q)`` the g-weight of the calibration of :func:`query_calibrated`: a judged unit's residual
     ``y_i - m_i`` moves the shift by its share of ``sum over the judged i of m_i (1 - m_i) / pi_i`` and the query's
     count ``sum_i m_i`` by ``sum over all its units of m_i (1 - m_i)`` times that: the count's linearized residual is
-    the residual times ``g = sum_all m (1 - m) / sum_judged m (1 - m) / pi`` (Deville and Sarndal 1992; the ratio
+    the residual times ``g = sum_all m (1 - m) / sum_judged w m (1 - m)`` (Deville and Sarndal 1992; the ratio
     estimator's ``X / X_hat`` where the probabilities are small). 1 where the query has no judged unit."""
     v = reference * (1.0 - reference)
-    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
     judged = ranked.per_query_sum(w * v)
     return np.asarray(np.divide(ranked.per_query_sum(v), judged, out=np.ones_like(judged), where=judged > 0),
                       dtype=np.float64)
 
 
-def residual_correction(pi: np.ndarray, sampled: np.ndarray, ranked: RankedPool) -> np.ndarray:
+def residual_correction(w: np.ndarray, ranked: RankedPool) -> np.ndarray:
     """Per unit ``(B, N)`` the factor ``sqrt(n / (n - 1))`` of its query, ``n`` the query's effective number of judged
-    units in the round (Kish: ``(sum w)^2 / sum w^2``, ``w = 1 / pi``): the calibration fits one shift per query to
+    units (Kish: ``(sum w)^2 / sum w^2`` of the calibration's weights): the calibration fits one shift per query to
     the query's judged units, whose residuals then sum to zero and carry ``n - 1`` degrees of freedom (the
     within-stratum variance's ``n_h - 1`` of post-stratification, Sarndal, Swensson and Wretman 1992, section 7.6);
     at most ``sqrt(2)`` (one effective unit or fewer)."""
-    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
     sw, sw2 = ranked.per_query_sum(w), ranked.per_query_sum(w * w)
     n = np.divide(sw * sw, sw2, out=np.zeros_like(sw), where=sw2 > 0)
     factor = np.sqrt(np.where(n > 2.0, n / np.maximum(n - 1.0, 1.0), 2.0))

@@ -34,7 +34,7 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
 from autograde.metrics.estimable import EstimableMeasure
-from autograde.ppi.calibration import count_scale, query_calibrated, residual_correction
+from autograde.ppi.calibration import count_scale, design_weights, query_calibrated, residual_correction
 from autograde.ppi.intervals import bounded_interval
 from autograde.ppi.measures import Gains, Linearized, RankedPool, measure_range, sample_bounds
 from autograde.ppi.tuning_terms import combined_terms, one_error_variance, system_mean
@@ -181,14 +181,54 @@ def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Reference:
+    """The ratio measures' reference, common to every round: the calibrated prediction of the grade counts (``ge``,
+    ``(B, J, N)``) and of the relevant count (``counted``, ``(B, N)``), the counts' g-weights (``(B, J, Q)``,
+    ``(B, Q)``) and each unit's residual factor (``(B, N)``)."""
+
+    ge: np.ndarray
+    counted: np.ndarray
+    scale: dict[str, np.ndarray]
+    factor: np.ndarray
+
+
+def common_reference(predicted: Gains, observed: Gains, rounds: list[Round], recalibrate: bool, needs: set[str],
+                     ranked: RankedPool, strata: np.ndarray | None) -> Reference:
+    """The reference of the ratio measures, one for all rounds: the prediction recalibrated (:func:`recalibrated`
+    within ``strata``, when ``recalibrate``) and calibrated to each query's judged units
+    (:func:`~autograde.ppi.calibration.query_calibrated`) with the weights of the rounds' fixed-weight average,
+    ``sum_k weight_k 1[i in round k] / pi_ik`` (an earlier round's unit is in every later one with probability 1):
+    the counts of the combined estimate are then the reference's, and a round of few, heavily weighted draws (a
+    targeted round's uniform share) does not set a query's reference alone."""
+    total = sum(r.weight for r in rounds) or 1.0
+    w = sum(r.weight / total * design_weights(r.pi, r.sampled) for r in rounds)
+    w = np.asarray(np.broadcast_to(w, rounds[-1].sampled.shape), dtype=np.float64)
+    judged = w > 0
+    pi_eff = np.where(judged, 1.0 / np.where(judged, w, 1.0), 1.0)
+
+    def calibrated(f: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return query_calibrated(recalibrated(f, y, pi_eff, judged, strata) if recalibrate else f, y, w, ranked)
+
+    ge = np.zeros((w.shape[0], 0, w.shape[1]))
+    if "ge" in needs and predicted.ge.shape[1]:
+        ge = np.stack([calibrated(predicted.ge[:, j], observed.ge[:, j]) for j in range(predicted.ge.shape[1])], axis=1)
+    counted = calibrated(predicted.counted, observed.rel) if "counted" in needs else np.zeros((w.shape[0], 0))
+    scale = {"ge": np.stack([count_scale(ge[:, j], w, ranked) for j in range(ge.shape[1])], axis=1)
+             if ge.shape[1] else np.ones((w.shape[0], 0, len(ranked.queries)))}
+    if "counted" in needs:
+        scale["counted"] = count_scale(counted, w, ranked)
+    return Reference(ge, counted, scale, residual_correction(w, ranked))
+
+
 def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool, needs: set[str],
-                 ranked: RankedPool, strata: np.ndarray | None = None
+                 ranked: RankedPool, strata: np.ndarray | None = None, common: Reference | None = None
                  ) -> tuple[Gains, Gains, Gains, dict[str, np.ndarray]]:
-    """(pseudo-labels, residuals, reference) of one round (residuals are 0 where a unit is not in the round); only
-    the gain types in ``needs`` are computed (the others are empty). The counts of the ratio measures (``ge``,
-    ``counted``) use the prediction recalibrated on the round's sample (:func:`recalibrated` within ``strata``, when
-    ``recalibrate``) and then calibrated to each query's sample (:func:`~autograde.ppi.calibration.query_calibrated`): that is the reference
-    the ratio measures are linearized around; with each count's g-weights (:func:`~autograde.ppi.calibration.count_scale`)."""
+    """(pseudo-labels, residuals, reference, the counts' g-weights) of one round (residuals are 0 where a unit is not
+    in the round); only the gain types in ``needs`` are computed (the others are empty). The counts of the ratio
+    measures (``ge``, ``counted``) read the reference (``common``, else :func:`common_reference` of this round
+    alone): the prediction recalibrated and calibrated to each query's sample, which the ratio measures are
+    linearized around."""
     s, pi = r.sampled, r.pi
     empty = np.zeros((s.shape[0], 0))
 
@@ -206,27 +246,20 @@ def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool,
             f, y = getattr(predicted, kind), getattr(observed, kind)
             pseudo[kind], resid[kind] = ps(f, y), res(f, y)
     reference: dict[str, np.ndarray] = {}
-    scale: dict[str, np.ndarray] = {}
-
-    def calibrated(f: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return query_calibrated(recalibrated(f, y, pi, s, strata) if recalibrate else f, y, pi, s, ranked)
-
-    if "ge" in needs:
-        ge_ref = np.zeros((s.shape[0], 0, s.shape[1]))
-        if predicted.ge.shape[1]:
-            ge_ref = np.stack([calibrated(predicted.ge[:, j], observed.ge[:, j])
-                               for j in range(predicted.ge.shape[1])], axis=1)
-        reference["ge"] = ge_ref
-        df_corr = residual_correction(pi, s, ranked)
-        scale["ge"] = np.stack([count_scale(ge_ref[:, j], pi, s, ranked) for j in range(ge_ref.shape[1])], axis=1) \
-            if ge_ref.shape[1] else np.ones((s.shape[0], 0, len(ranked.queries)))
-        pseudo["ge"], resid["ge"] = ps(ge_ref, observed.ge, True), res(ge_ref, observed.ge, True) * df_corr[:, None, :]
-    if "counted" in needs:
-        count_ref = calibrated(predicted.counted, observed.rel)
-        reference["counted"] = count_ref
-        scale["counted"] = count_scale(count_ref, pi, s, ranked)
-        pseudo["counted"], resid["counted"] = (ps(count_ref, observed.rel),
-                                               res(count_ref, observed.rel) * residual_correction(pi, s, ranked))
+    if needs & {"ge", "counted"}:
+        ref = common or common_reference(predicted, observed, [replace(r, weight=1.0)], recalibrate, needs, ranked,
+                                         strata)
+        if "ge" in needs:
+            reference["ge"] = ref.ge
+            pseudo["ge"] = ps(ref.ge, observed.ge, True)
+            resid["ge"] = res(ref.ge, observed.ge, True) * ref.factor[:, None, :]
+        if "counted" in needs:
+            reference["counted"] = ref.counted
+            pseudo["counted"] = ps(ref.counted, observed.rel)
+            resid["counted"] = res(ref.counted, observed.rel) * ref.factor
+        scale = ref.scale
+    else:
+        scale = {}
 
     def gains(d: dict[str, np.ndarray]) -> Gains:
         return replace(predicted, rel=d.get("rel", empty), gain=d.get("gain", empty),
@@ -378,10 +411,14 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     fold = fold_of(ranked.n_units) if tuning else np.zeros(0, dtype=np.int64)
     zero = zero_gains(predicted)
     strata = rank_strata(ranked)
+    ratio = bool(needs & {"ge", "counted"})
+    common = common_reference(predicted, observed, rounds, recalibrate, needs, ranked, strata) if ratio else None
+    h_common = common_reference(zero, observed, rounds, recalibrate, needs, ranked, strata) if ratio and tuning \
+        else None
     for r in rounds:
-        pseudo, resid, ref, scale = _round_gains(predicted, observed, r, recalibrate, needs, ranked, strata)
-        h_pseudo, h_resid, h_ref, h_scale = _round_gains(zero, observed, r, recalibrate, needs, ranked, strata) \
-            if tuning else (pseudo, resid, ref, scale)
+        pseudo, resid, ref, scale = _round_gains(predicted, observed, r, recalibrate, needs, ranked, strata, common)
+        h_pseudo, h_resid, h_ref, h_scale = _round_gains(zero, observed, r, recalibrate, needs, ranked, strata,
+                                                         h_common) if tuning else (pseudo, resid, ref, scale)
         bounds = sample_bounds(ranked, observed, r.sampled, needs)
         c = poisson_factor(r.pi, r.sampled)
         for m in measures:
