@@ -1,41 +1,52 @@
-"""Simulation of the human-sample estimates on DL20: how often the 95% intervals cover the full-human value, how
-wide they are against the human-only interval, and how well each leaderboard ranks the systems.
+"""Simulation of the human-sample estimates on a judged collection (DL20 by default): how often the 95% intervals
+cover the full-human value, how wide they are, how far one sample's estimates can be off (the tails an organizer
+who draws one sample meets), how well each leaderboard ranks the systems, and where a run built to please the judge
+lands.
 
     make dl20-synth                                              # the 59 synthetic runs (work/dl20-synth)
-    .venv/bin/python benchmarks/human_sample.py                  # 500 repetitions, writes docs/generated/
+    .venv/bin/python benchmarks/human_sample.py                  # DL20: 500 repetitions, writes docs/generated/
     .venv/bin/python benchmarks/human_sample.py --reps 50 --out /tmp/sim   # a quick look
-    .venv/bin/python benchmarks/human_sample.py --measures P_10 --predictions calibrated --designs stratified \
-        --budgets 0.05 --variants tuned+floor --reps 1000 --out /tmp/sim  # one configuration, closely
-    .venv/bin/python benchmarks/human_sample.py --measures ndcg_cut_10 --variants fixed,fixed+floor,tuned,tuned+floor \
-        --reps 500 --merge docs/generated/human_sample_simulation.json  # more repetitions of some rows, others kept
+    .venv/bin/python benchmarks/human_sample.py --measures ndcg_cut_10 --predictions calibrated \\
+        --designs stratified --budgets 0.05 --reps 1000 --out /tmp/sim    # one configuration, closely
 
-Truth: the official DL20 qrels over the judged pool (11,386 passages of 54 queries; a passage outside it counts
-as not relevant, as trec_eval counts it). Systems: the 59 synthetic runs of ``make dl20-synth`` (every judged
-passage is in every run; better runs rank relevant ones higher). Predictions (each mapped to the 0-3 scale a
-priori, from its prompt's scale, never tuned here): the eight released FLAN-T5 prompt qrels (binary prompts and
-Thomas: a label >= 1 predicts grade 2; the 0-5 self-ratings: >= 4 predicts grade 2), calibrated qrels (logistic
-regression over the eight, cross-validated by query: each query's distribution comes from a model fitted on the
-other folds' judgments, standing in for a model fitted on another collection), and the embedded grader
-(all-MiniLM-L6-v2 of the query against the passage; DL20's passage texts cannot be redistributed, so every judged
-passage gets random words as in the synthetic corpus: an uninformative prediction, on purpose).
+Any collection: a qrels file (the truth), a folder of runs (any number; ``tools/synth_runs.py QRELS DIR`` makes
+synthetic ones for any qrels) and one or more predictions::
 
-Designs at each budget (2, 5, 10, 20% of the pool, as expected sizes): ``simple_random`` (one round);
-``stratified`` and ``active``: a simple random pilot of half the budget, then the design with the other half using
-the pilot (the two rounds combined with weights 1/2, as ``autograde sample draw`` twice does). Each configuration
-runs ``--reps`` repetitions with its own seed (P@10, ~3x cheaper per repetition: ``--linear-reps``, whose first
-``--reps`` are the same samples); the measures are P@10 and nDCG@10 (the goals) for every
-prediction, design and budget, MAP and RR on the smaller grid of :data:`EXTRA` (coverage only; their full-depth
-rankings make them much costlier). Configurations run in ``--jobs`` processes. Every estimator of :data:`VARIANTS`
-(``--variants``) runs on the same samples (``--merge``: the rows of the variants and measures not run come from an
-earlier run's JSON; with the same predictions, designs, budgets and ``--chunk`` they equal a rerun, the first
-repetitions being the same samples). Per configuration and variant: coverage of the 95% intervals (mean
-over systems, and the worst system), the median ratio of the interval's width to the human-only interval's on
-the same sample, and Kendall's tau of the prediction-powered, LLM-only and human-only leaderboards against the
-full-human one (mean over repetitions).
+    .venv/bin/python tools/synth_runs.py my.qrels work/my-runs --runs 30
+    .venv/bin/python benchmarks/human_sample.py --qrels my.qrels --runs work/my-runs \\
+        --prediction llm=qrels:llm.qrels:1 --prediction cal=table:passages.parquet --out /tmp/my-sim
+
+A prediction is ``NAME=qrels:PATH[:LEVEL]`` (a grader's labels: a label >= LEVEL, default the relevance level,
+predicts the relevance level, lower labels grade 0), ``NAME=table:PATH`` (a calibrated-qrels passage table with
+``p_level_<grade>`` columns: the predicted distribution), or ``NAME=calibrated:DIR`` (logistic regression over the
+qrels files in DIR, cross-validated by query against the truth: each query's distribution comes from a model fitted
+on the other folds' judgments). Without ``--prediction`` the DL20 defaults: the eight released FLAN-T5 prompt qrels
+(binary prompts and Thomas: a label >= 1 predicts grade 2; the 0-5 self-ratings: >= 4 predicts grade 2), calibrated
+qrels over the eight, and the embedded grader (all-MiniLM-L6-v2 of the query against random words: DL20's texts
+cannot be redistributed; an uninformative prediction, on purpose).
+
+Truth: the qrels over the judged pool (a passage outside it counts as not relevant, as trec_eval counts it).
+Designs at each budget (2, 5, 10, 20% of the pool, as expected sizes): ``simple_random`` (one round); ``stratified``
+and ``active``: a simple random pilot of half the budget, then the design with the other half using the pilot (the
+two rounds weighted 1/2 each, as ``autograde sample draw`` twice does). Each configuration runs ``--reps``
+repetitions with its own seed (``--linear-reps`` for P@10, whose first ``--reps`` are the same samples); P@10 and
+nDCG@10 for every prediction, design and budget; MAP and RR on the smaller grid of :data:`EXTRA` (coverage only).
+Every estimator of ``--variants`` runs on the same samples; the workflow's is ``tuned+floor``.
+
+Per configuration and variant: coverage of the 95% intervals (mean over systems, and the worst system), the median
+width relative to the human-only interval, the tails (99th percentile and maximum absolute error and half-width over
+systems and samples; the share of samples in which some system is off by more than 0.1 and 0.5; the share of
+estimates or interval ends outside the measure's range), and Kendall's tau of the prediction-powered, composite,
+LLM-only and human-only leaderboards against the full-human one.
+
+The gamed run (``--gamed-budgets``, 10% by default): per prediction, a run built to please that judge is added to the
+systems: per query it ranks first the passages the prediction grades relevant and the human judgments do not, then
+the rest by the prediction's expected grade. Per configuration: its full-human and LLM-only rank, and in how many
+samples its rank under the composite order (and under the estimate) is within 5 of its full-human rank.
 
 Writes ``human_sample_simulation.md`` (the tables), ``human_sample_headline.md`` (the lines README.md and
-docs/human_sample.md quote), ``.json`` (every number; README.md and docs/human_sample.md
-quote it, a test checks the quotes) and ``.svg`` (coverage and width against the budget) under ``--out``.
+docs/human_sample.md quote), ``.json`` (every number; a test checks the quotes) and ``.svg`` under ``--out``, and with
+``--measurements FILE`` the worst tails over the headline configurations at 10% under ``human_sample`` in FILE.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ import random
 import sys
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,84 +75,151 @@ BUDGETS = [0.02, 0.05, 0.10, 0.20]
 DESIGNS = ["simple_random", "stratified", "active"]
 GOAL_MEASURES = ["P_10", "ndcg_cut_10"]
 EXTRA_MEASURES = ["map", "recip_rank"]
-EXTRA: dict[str, Any] = {"predictions": ["calibrated", "Sun"], "designs": ["simple_random", "active"], "budgets": [0.10, 0.20],
-         "reps": 200}
+EXTRA: dict[str, Any] = {"predictions": ["calibrated", "Sun"], "designs": ["simple_random", "active"],
+                         "budgets": [0.10, 0.20], "reps": 200}
 """MAP and RR (coverage shown, no goal) on a smaller grid: a full-depth ranking makes them ~20x costlier."""
 PROMPT_LEVEL = {"FagB": 1, "FagB_few": 1, "HELM": 1, "Sun": 1, "Sun_few": 1, "Thomas": 1,
                 "NuggetSelfRatedPrompt": 4, "QuestionSelfRatedUnanswerablePromptWithChoices": 4}
 """A label >= this predicts the human relevance level (binary prompts and Thomas' 0-2 scale: 1; 0-5 self-ratings:
 4, the workbench's default threshold)."""
+HEADLINE_PREDICTIONS = ["Sun", "Thomas", "QuestionSelfRatedUnanswerablePromptWithChoices", "calibrated"]
+"""The DL20 predictions of the committed run (two point-label prompts, a 0-5 self-rating, the calibrated model)."""
+TAIL_BUDGET = 0.10
+"""The budget whose worst tails go to docs/measurements.json."""
+WITHIN = 5
+"""The gamed run's rank counts as found when it is within this many places of its full-human rank."""
 
 
-def load(work: Path) -> tuple[list[tuple[str, str]], np.ndarray, Any, dict[str, str]]:
-    """(pool keys, true grades, ranked pool, query texts)."""
+@dataclass
+class Collection:
+    """The truth (pool keys, grades), the runs (as a table) and the query texts (for the embedded grader)."""
+
+    name: str
+    keys: list[tuple[str, str]]
+    grades: np.ndarray
+    runs: pd.DataFrame
+    queries: dict[str, str]
+
+
+def load(qrels_path: Path, runs_dir: Path) -> Collection:
+    """The pool (every judged passage) and the runs of ``runs_dir`` (every file, TREC format)."""
     from autograde.core.errors import Problems
     from autograde.io.run_table import read_run_table
     from autograde.io.trec import read_qrels
-    from autograde.ppi.pool import pool_order, ranked_pool
+    from autograde.ppi.pool import pool_order
 
-    qrels = read_qrels(DL20 / "qrels.dl20-passage.txt")
+    if not qrels_path.is_file():
+        sys.exit(f"{qrels_path}: no such qrels file (DL20: make data; docs/data.md)")
+    qrels = read_qrels(qrels_path)
     keys = pool_order([(q, d) for q, docs in qrels.items() for d in docs])
     grades = np.array([qrels[q][d] for q, d in keys], dtype=np.float64)
-    files = sorted(glob.glob(str(SYNTH / "runs" / "*.run")))
-    if len(files) != 59:
-        sys.exit(f"{SYNTH}/runs has {len(files)} runs, expected 59: run make dl20-synth first")
+    files = sorted(f for f in glob.glob(str(runs_dir / "*")) if Path(f).is_file() and not Path(f).name.startswith("."))
+    if len(files) < 2:
+        hint = "make dl20-synth" if runs_dir == SYNTH / "runs" else f"python tools/synth_runs.py {qrels_path} {runs_dir}"
+        sys.exit(f"{runs_dir}: {len(files)} run file(s); a leaderboard needs at least 2 (make them: {hint})")
     probs = Problems()
     runs = pd.concat([read_run_table(f, probs) for f in files], ignore_index=True)
     probs.raise_if_any()
-    ranked = ranked_pool(runs[["run", "query_id", "passage_id", "score"]], keys)
-    queries = json.loads((DL20 / "dl20-queries.json").read_text())
-    return keys, grades, ranked, queries
+    queries: dict[str, str] = {}
+    if qrels_path == DL20 / "qrels.dl20-passage.txt":
+        queries = json.loads((DL20 / "dl20-queries.json").read_text())
+    return Collection(qrels_path.name, keys, grades, runs[["run", "query_id", "passage_id", "score"]], queries)
 
 
 def point(labels: np.ndarray, level: float) -> np.ndarray:
+    """Labels as a distribution over the grades: a label >= ``level`` predicts the relevance level, else 0."""
     from autograde.ppi.predictions import grade_distribution, on_human_scale
 
     return grade_distribution(on_human_scale(labels, (level, RELEVANT), None), LEVELS)
 
 
-def predictions(keys: list[tuple[str, str]], queries: dict[str, str], work: Path,
-                chosen: list[str] | None = None) -> dict[str, np.ndarray]:
-    """Every prediction (or only those ``chosen``: the others are not computed)."""
-    from autograde.io.trec import read_qrels
+def parse_prediction(spec: str) -> tuple[str, str, str, float | None]:
+    """``NAME=KIND:PATH[:LEVEL]`` as (name, kind, path, level)."""
+    if "=" not in spec or ":" not in spec.split("=", 1)[1]:
+        sys.exit(f"--prediction {spec!r}: expected NAME=qrels:PATH[:LEVEL], NAME=table:PATH or NAME=calibrated:DIR")
+    name, rest = spec.split("=", 1)
+    kind, path = rest.split(":", 1)
+    level = None
+    if kind == "qrels" and ":" in path and path.rsplit(":", 1)[1].replace(".", "", 1).isdigit():
+        path, lv = path.rsplit(":", 1)
+        level = float(lv)
+    if kind not in ("qrels", "table", "calibrated"):
+        sys.exit(f"--prediction {spec!r}: unknown kind {kind!r} (qrels, table or calibrated)")
+    return name, kind, path, level
 
-    def wanted(name: str) -> bool:
-        return not chosen or name in chosen
 
-    out: dict[str, np.ndarray] = {}
-    for name, level in PROMPT_LEVEL.items():
-        if wanted(name):
-            q = read_qrels(DL20 / "autograded-qrels" / f"{name}.qrel")
-            out[name] = point(np.array([q.get(a, {}).get(b, -1) for a, b in keys], dtype=np.float64), level)
-    if wanted("calibrated"):
-        out["calibrated"] = calibrated(keys, work)
-    if wanted("embedded"):
-        out["embedded"] = point(embedded(keys, queries, work), 4)
+def default_predictions() -> list[tuple[str, str, str, float | None]]:
+    """DL20's: the eight prompt qrels, calibrated qrels over them, the embedded grader."""
+    out: list[tuple[str, str, str, float | None]] = [
+        (name, "qrels", str(DL20 / "autograded-qrels" / f"{name}.qrel"), float(level))
+        for name, level in PROMPT_LEVEL.items()]
+    out.append(("calibrated", "calibrated", str(DL20 / "autograded-qrels"), None))
+    out.append(("embedded", "embedded", "", None))
     return out
 
 
-def calibrated(keys: list[tuple[str, str]], work: Path) -> np.ndarray:
-    path = work / "calibrated.parquet"
+def predictions(col: Collection, specs: list[tuple[str, str, str, float | None]], qrels_path: Path, work: Path,
+                chosen: list[str] | None = None) -> dict[str, np.ndarray]:
+    """Every prediction's distribution over the grades per pool unit (only those ``chosen`` when given)."""
+    from autograde.io.trec import read_qrels
+
+    out: dict[str, np.ndarray] = {}
+    for name, kind, path, level in specs:
+        if chosen and name not in chosen:
+            continue
+        if kind == "qrels":
+            q = read_qrels(path)
+            labels = np.array([q.get(a, {}).get(b, -1) for a, b in col.keys], dtype=np.float64)
+            out[name] = point(labels, level if level is not None else float(RELEVANT))
+        elif kind == "table":
+            out[name] = table(col.keys, Path(path))
+        elif kind == "calibrated":
+            out[name] = calibrated(col.keys, Path(path), qrels_path, work)
+        else:
+            out[name] = point(embedded(col.keys, col.queries, work), 4)
+    if chosen:
+        missing = sorted(set(chosen) - set(out))
+        if missing:
+            sys.exit(f"--predictions: unknown {', '.join(missing)} (known: {', '.join(n for n, *_ in specs)})")
+    return out
+
+
+def table(keys: list[tuple[str, str]], path: Path) -> np.ndarray:
+    """A calibrated-qrels passage table's distribution per unit (grade 0 where it has no row)."""
+    t = pd.read_parquet(path).astype({"query_id": str, "passage_id": str}).set_index(["query_id", "passage_id"])
+    cols = [f"p_level_{v}" for v in LEVELS]
+    out = np.zeros((len(keys), len(LEVELS)))
+    out[:, 0] = 1.0
+    idx = t.index.get_indexer(pd.MultiIndex.from_tuples(keys))
+    out[idx >= 0] = t[cols].to_numpy(dtype=np.float64)[idx[idx >= 0]]
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def calibrated(keys: list[tuple[str, str]], sources_dir: Path, qrels_path: Path, work: Path) -> np.ndarray:
+    """Logistic regression over the qrels files of ``sources_dir``, cross-validated by query (cached in ``work``)."""
+    tag = zlib.crc32(f"{sources_dir.resolve()}|{qrels_path.resolve()}".encode())
+    path = work / f"calibrated-{tag:08x}.parquet"
     if not path.is_file():
         from autograde.calibrated.cv import cross_validate_qrels
         from autograde.calibrated.features import features_from_sources
         from autograde.config.rubric import CalibratedQrelsConfig
         from autograde.io.trec import read_qrels
 
-        sources = sorted(str(p) for p in (DL20 / "autograded-qrels").glob("*.qrel"))
-        cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(DL20 / "qrels.dl20-passage.txt"),
+        sources = sorted(str(p) for p in sources_dir.iterdir() if p.is_file())
+        cfg = CalibratedQrelsConfig.model_validate({"sources": sources, "judgments": str(qrels_path),
                                                     "estimators": ["logistic"], "logistic_c": [0.1, 1.0]})
-        _, _, table = cross_validate_qrels(cfg, features_from_sources(sources, cfg), read_qrels(cfg.judgments))
+        _, _, t = cross_validate_qrels(cfg, features_from_sources(sources, cfg), read_qrels(cfg.judgments))
         path.parent.mkdir(parents=True, exist_ok=True)
-        table.to_parquet(path)
-    t = pd.read_parquet(path).astype({"query_id": str, "passage_id": str}).set_index(["query_id", "passage_id"])
-    return t.loc[keys, [f"p_level_{v}" for v in LEVELS]].to_numpy(dtype=np.float64)
+        t.to_parquet(path)
+    return table(keys, path)
 
 
 def embedded(keys: list[tuple[str, str]], queries: dict[str, str], work: Path) -> np.ndarray:
     """The embedded grader's grade (0-5) of each judged passage against its query, on random texts."""
     path = work / "embedded.npy"
     if not path.is_file():
+        if not queries:
+            sys.exit("the embedded prediction needs the query texts (DL20 only)")
         from autograde.config.model import GraderConfig
         from autograde.grading.base import GradeRequest
         from autograde.grading.embedded import EmbeddedGrader, Options
@@ -155,6 +234,19 @@ def embedded(keys: list[tuple[str, str]], queries: dict[str, str], work: Path) -
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, grades)
     return np.asarray(np.load(path), dtype=np.float64)
+
+
+def gamed_run(col: Collection, probs: np.ndarray, name: str) -> pd.DataFrame:
+    """A run built to please the judge ``probs``: per query, first the passages it predicts relevant and the human
+    judgments grade below the relevance level (by predicted grade), then every other judged passage by predicted
+    grade."""
+    expected = probs @ np.asarray(LEVELS, dtype=np.float64)
+    pleasing = (probs[:, np.asarray(LEVELS) >= RELEVANT].sum(axis=1) >= 0.5) & (col.grades < RELEVANT)
+    t = pd.DataFrame({"query_id": [q for q, _ in col.keys], "passage_id": [d for _, d in col.keys],
+                      "key": pleasing * 10.0 + expected})
+    t = t.sort_values(["query_id", "key", "passage_id"], ascending=[True, False, True], kind="mergesort")
+    t["score"] = -t.groupby("query_id").cumcount().astype(np.float64)
+    return t.assign(run=name)[["run", "query_id", "passage_id", "score"]]
 
 
 def rounds_for(design: str, frac: float, reps: int, rng: np.random.Generator, grades: np.ndarray,
@@ -176,20 +268,27 @@ def rounds_for(design: str, frac: float, reps: int, rng: np.random.Generator, gr
 
 
 VARIANTS = ["fixed", "fixed+floor", "tuned", "tuned+floor", "tuned-all", "tuned-all+floor", "system-all",
-            "system-all+floor", "legacy", "legacy+floor"]
-"""How the estimates are made: ``fixed``: plain prediction-powered (lam = 1, the estimator before power tuning);
-``tuned``: the workflow's default power tuning (one cross-fitted weight per linear measure for the leaderboard,
-lam = 1 for nDCG, MAP, RR); ``tuned-all``: the same weight for the nonlinear measures too (fitted on the whole
-sample); ``system-all``: one weight per system, every measure; ``+floor``: the one-error variance floor (on the
-human-only baseline too, so widths compare like with like). ``tuned+floor`` is the workflow's default."""
+            "system-all+floor"]
+"""How the estimates are made: ``fixed``: plain prediction-powered (lam = 1); ``tuned``: the workflow's default power
+tuning (one cross-fitted weight per linear measure for the leaderboard, lam = 1 for nDCG, MAP, RR); ``tuned-all``:
+the same weight for the nonlinear measures too (fitted on the whole sample); ``system-all``: one weight per system,
+every measure; ``+floor``: the one-error variance floor (on the human-only baseline too, so widths compare like with
+like). ``tuned+floor`` is the workflow's default."""
 DEFAULT_VARIANT = "tuned+floor"
 POWER = {"fixed": "none", "tuned-all": "leaderboard", "system-all": "system"}
 
 
+def rank_of(values: np.ndarray, index: int) -> np.ndarray:
+    """The rank (1 = best) of system ``index`` in each row of ``values`` ``(B, S)`` (ties: the better rank)."""
+    return np.asarray(1 + (values > values[:, index : index + 1]).sum(axis=1), dtype=np.int64)
+
+
 def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: list[str], reps: int, chunk: int,
-             ranked: Any, grades: np.ndarray, truth: dict[str, np.ndarray], llm: dict[str, dict[str, np.ndarray]],
-             weight_w: np.ndarray, variants: list[str]) -> list[dict[str, Any]]:
-    from autograde.core.stats import kendall_matrix, t_quantile
+             ranked: Any, grades: np.ndarray, truth: dict[str, np.ndarray], llm: dict[str, np.ndarray],
+             weight_w: np.ndarray, variants: list[str], gamed: int | None = None) -> list[dict[str, Any]]:
+    """The rows of one configuration (``gamed``: the index of the gamed run among the systems; its ranks are
+    reported and the taus leave it out)."""
+    from autograde.core.stats import kendall_matrix
     from autograde.metrics.estimable import estimable_measure
     from autograde.ppi.composite import fay_herriot
     from autograde.ppi.estimators import estimate_measures, zero_gains
@@ -200,26 +299,18 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
     obs = gains_from_grades(grades, LEVELS, RELEVANT)
     seed = zlib.crc32(f"{name}/{design}/{frac}".encode())
     rng = np.random.default_rng(seed)
-    def base(v: str) -> tuple[str, bool]:  # (power, coherent ratio estimator)
-        b = v.split("+")[0]
-        return ("tuned", False) if b == "legacy" else (b, True)
+    keep = np.ones(len(ranked.systems), dtype=bool)
+    if gamed is not None:
+        keep[gamed] = False
 
-    def power_of(v: str, linear: bool) -> tuple[str, bool]:  # the estimate_measures call a variant reads
-        b, c = base(v)
-        if b == "tuned":  # the default: linear measures tuned, the others plain
-            b = "tuned-all" if linear else "fixed"
-        return b, c or linear  # the ratio estimator's choice changes no linear measure
+    def power_of(v: str, linear: bool) -> str:  # the estimate_measures call a variant reads
+        b = v.split("+")[0]
+        return ("tuned-all" if linear else "fixed") if b == "tuned" else b
 
     lin = [estimable_measure(m).linear for m in measures]
     powers = sorted({power_of(v, x) for v in variants for x in lin})
-    coherents = sorted({c for _, c in powers})
-
-    def interval(e: Any, floor: bool) -> tuple[np.ndarray, np.ndarray]:
-        v, df = (e.variance, e.df) if floor else (e.raw_variance, e.raw_df)
-        half = t_quantile(0.95, df) * np.sqrt(np.maximum(v, 0.0))
-        return e.estimate - half, e.estimate + half
-
-    keys = ("cover", "hcover", "ratio", "tau", "ctau", "ctauf", "htau", "size", "lam", "floored")
+    keys = ("cover", "hcover", "ratio", "err", "half", "outside", "tau", "ctau", "ctauf", "htau", "size", "lam",
+            "floored", "grank_c", "grank_e")
     acc: dict[tuple[str, str], dict[str, list[Any]]] = {(m, v): {k: [] for k in keys} for m in measures
                                                           for v in variants}
     for start in range(0, reps, chunk):
@@ -227,53 +318,80 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
         rounds = rounds_for(design, frac, b, rng, grades, probs, weight_w)
         size = (rounds[-1].sampled.sum(axis=1)).astype(np.float64)
         meas = [estimable_measure(m) for m in measures]
-        ppi = {(p, c): estimate_measures(meas, ranked, pred, obs, rounds, keep_residuals=False, power_tuning=POWER[p],
-                                         variance_floor=True, tune_nonlinear=True, coherent_ratio=c)
-               for p, c in powers}
-        hums = {c: estimate_measures(meas, ranked, zero, obs, rounds, keep_residuals=False, variance_floor=True,
-                                     coherent_ratio=c) for c in coherents}
+        ppi = {p: estimate_measures(meas, ranked, pred, obs, rounds, keep_residuals=False, power_tuning=POWER[p],
+                                    variance_floor=True, tune_nonlinear=True) for p in powers}
+        hums = estimate_measures(meas, ranked, zero, obs, rounds, keep_residuals=False, variance_floor=True)
         for m in measures:
             t = truth[m]
             for v in variants:
-                key, floor = power_of(v, estimable_measure(m).linear), v.endswith("+floor")
-                e, h = ppi[key][m], hums[key[1]][m]
-                lo, hi = interval(e, floor)
-                hlo, hhi = interval(h, floor)
+                floor = v.endswith("+floor")
+                e, h = ppi[power_of(v, estimable_measure(m).linear)][m], hums[m]
+                lo, hi = e.interval(0.95, floor)
+                hlo, hhi = h.interval(0.95, floor)
+                est = e.reported
+                low, high = e.bounds if e.bounds is not None else (-np.inf, np.inf)
                 a = acc[(m, v)]
                 a["cover"].append((lo <= t) & (t <= hi))
                 a["hcover"].append((hlo <= t) & (t <= hhi))
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    a["ratio"].append(((hi - lo) / (hhi - hlo)).ravel())
-                a["tau"].append(kendall_matrix(e.estimate, t))
+                    a["ratio"].append(((hi - lo) / (hhi - hlo))[:, keep].ravel())
+                a["err"].append(np.abs(est - t)[:, keep])
+                a["half"].append(((hi - lo) / 2.0)[:, keep])
+                a["outside"].append(((est < low) | (est > high) | (lo < low) | (hi > high))[:, keep])
                 psi = np.asarray(e.variance if floor else e.raw_variance)
-                a["ctau"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm[m][name], "one").estimate, t))
-                a["ctauf"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm[m][name], "fitted").estimate, t))
-                a["htau"].append(kendall_matrix(h.estimate, t))
+                comp = fay_herriot(e.estimate, psi, llm[m], "one").estimate
+                a["tau"].append(kendall_matrix(e.estimate[:, keep], t[keep]))
+                a["ctau"].append(kendall_matrix(comp[:, keep], t[keep]))
+                a["ctauf"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm[m], "fitted").estimate[:, keep],
+                                                 t[keep]))
+                a["htau"].append(kendall_matrix(h.estimate[:, keep], t[keep]))
                 a["size"].append(size)
                 lam = np.asarray(e.lam)  # always set by estimate_measures
-                a["lam"].append(lam.ravel())
-                a["floored"].append(e.floored.ravel() if floor and e.floored is not None else np.zeros(lam.size))
+                a["lam"].append(lam[:, keep].ravel())
+                a["floored"].append(e.floored[:, keep].ravel() if floor and e.floored is not None
+                                    else np.zeros(int(keep.sum()) * b))
+                if gamed is not None:
+                    a["grank_c"].append(rank_of(comp, gamed))
+                    a["grank_e"].append(rank_of(e.estimate, gamed))
     rows = []
     for m in measures:
         for v in variants:
             a = acc[(m, v)]
-            cover = np.concatenate(a["cover"]).mean(axis=0)
-            hcover = np.concatenate(a["hcover"]).mean(axis=0)
+            cover = np.concatenate(a["cover"])[:, keep].mean(axis=0)
+            hcover = np.concatenate(a["hcover"])[:, keep].mean(axis=0)
             ratio = np.concatenate(a["ratio"])
             fin = ratio[np.isfinite(ratio)]
-            rows.append({"prediction": name, "design": design, "budget": frac, "measure": m, "variant": v,
-                         "reps": reps, "judged": float(np.concatenate(a["size"]).mean()),
-                         "coverage_mean": float(cover.mean()), "coverage_worst": float(cover.min()),
-                         "human_coverage_mean": float(hcover.mean()), "human_coverage_worst": float(hcover.min()),
-                         "width_ratio": float(np.nanmedian(fin)),
-                         "wider_than_human": float((fin > 1.0 + 1e-9).mean()),
-                         "lambda_mean": float(np.concatenate(a["lam"]).mean()),
-                         "floored": float(np.concatenate(a["floored"]).mean()),
-                         "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))),
-                         "tau_llm": float(kendall_matrix(llm[m][name][None], truth[m])[0]),
-                         "tau_composite": float(np.nanmean(np.concatenate(a["ctau"]))),
-                         "tau_composite_fitted": float(np.nanmean(np.concatenate(a["ctauf"]))),
-                         "tau_human": float(np.nanmean(np.concatenate(a["htau"])))})
+            err = np.concatenate(a["err"])
+            half = np.concatenate(a["half"])
+            t = truth[m]
+            row = {"prediction": name, "design": design, "budget": frac, "measure": m, "variant": v,
+                   "reps": reps, "judged": float(np.concatenate(a["size"]).mean()),
+                   "coverage_mean": float(cover.mean()), "coverage_worst": float(cover.min()),
+                   "human_coverage_mean": float(hcover.mean()), "human_coverage_worst": float(hcover.min()),
+                   "width_ratio": float(np.nanmedian(fin)) if fin.size else float("nan"),
+                   "wider_than_human": float((fin > 1.0 + 1e-9).mean()) if fin.size else float("nan"),
+                   "p99_abs_error": float(np.quantile(err, 0.99)), "max_abs_error": float(err.max()),
+                   "p99_half_width": float(np.quantile(half, 0.99)), "max_half_width": float(half.max()),
+                   "share_off_0.1": float((err.max(axis=1) > 0.1).mean()),
+                   "share_off_0.5": float((err.max(axis=1) > 0.5).mean()),
+                   "outside_range": float(np.concatenate(a["outside"]).mean()),
+                   "lambda_mean": float(np.concatenate(a["lam"]).mean()),
+                   "floored": float(np.concatenate(a["floored"]).mean()),
+                   "tau_ppi": float(np.nanmean(np.concatenate(a["tau"]))),
+                   "tau_llm": float(kendall_matrix(llm[m][None, keep], t[keep])[0]),
+                   "tau_composite": float(np.nanmean(np.concatenate(a["ctau"]))),
+                   "tau_composite_fitted": float(np.nanmean(np.concatenate(a["ctauf"]))),
+                   "tau_human": float(np.nanmean(np.concatenate(a["htau"])))}
+            if gamed is not None:
+                g = int(gamed)
+                human_rank = int(rank_of(t[None], g)[0])
+                comp_rank, est_rank = np.concatenate(a["grank_c"]), np.concatenate(a["grank_e"])
+                row.update(gamed=True, gamed_human_rank=human_rank, gamed_llm_rank=int(rank_of(llm[m][None], g)[0]),
+                           gamed_composite_within=float((np.abs(comp_rank - human_rank) <= WITHIN).mean()),
+                           gamed_estimate_within=float((np.abs(est_rank - human_rank) <= WITHIN).mean()),
+                           gamed_composite_rank_median=float(np.median(comp_rank)),
+                           gamed_estimate_rank_median=float(np.median(est_rank)))
+            rows.append(row)
     return rows
 
 
@@ -311,15 +429,15 @@ def svg_plot(rows: list[dict[str, Any]], predictions: list[str]) -> str:
         for p in predictions:
             for d in DESIGNS:
                 pts = [(sx(r["budget"]), sy(r[q])) for r in rows if r["prediction"] == p and r["design"] == d
-                       and r["measure"] == m]
+                       and r["measure"] == m and r["budget"] in BUDGETS]
                 if pts:
                     path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
                     parts.append(f'<polyline points="{path}" fill="none" stroke="{colors[d]}" stroke-width="1.5" '
                                  f'stroke-dasharray="{dashes.get(p, "")}"/>')
     ly = 2 * h + 50
     for i, d in enumerate(DESIGNS):
-        parts.append(f'<line x1="{20 + i * 120}" y1="{ly}" x2="{45 + i * 120}" y2="{ly}" stroke="{colors[d]}" stroke-width="2"/>'
-                     f'<text x="{50 + i * 120}" y="{ly + 4}">{d}</text>')
+        parts.append(f'<line x1="{20 + i * 120}" y1="{ly}" x2="{45 + i * 120}" y2="{ly}" stroke="{colors[d]}" '
+                     f'stroke-width="2"/><text x="{50 + i * 120}" y="{ly + 4}">{d}</text>')
     for i, p in enumerate(predictions):
         parts.append(f'<line x1="{380 + i * 130}" y1="{ly}" x2="{405 + i * 130}" y2="{ly}" stroke="black" '
                      f'stroke-dasharray="{dashes.get(p, "")}"/><text x="{410 + i * 130}" y="{ly + 4}">{p}</text>')
@@ -329,59 +447,38 @@ def svg_plot(rows: list[dict[str, Any]], predictions: list[str]) -> str:
 
 
 def repetitions(meta: dict[str, Any]) -> str:
-    """``N repetitions per configuration``, or the repetitions of each goal measure when they differ (and of the
-    variants that a merged run gave fewer: ``--merge``)."""
+    """``N repetitions per configuration``, or the repetitions of each goal measure when they differ."""
     by = meta.get("reps_by_measure")
     if not by:
         return f"{meta['reps']} repetitions per configuration"
-    fewer: dict[str, dict[str, int]] = meta.get("fewer_variant_reps", {})
-
-    def few(m: str) -> str:
-        if m not in fewer:
-            return ""
-        parts = []
-        for n in sorted(set(fewer[m].values()), reverse=True):
-            vs = [v for v in VARIANTS if fewer[m].get(v) == n]
-            parts.append(f"{n} for " + ", ".join(v + "(+floor)" if v + "+floor" in vs else v for v in vs
-                                                  if not (v.endswith("+floor") and v[:-6] in vs)))
-        return "; " + "; ".join(parts)
-
-    return "repetitions per configuration: " + ", ".join(f"{r} ({m}{few(m)})" for m, r in by.items())
+    return "repetitions per configuration: " + ", ".join(f"{r} ({m})" for m, r in by.items())
 
 
 def merge_rows(path: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """``rows`` and the rows of the earlier run at ``path`` (its JSON) of every (measure, variant) this run did not
-    compute; the two runs must have the same predictions, designs and budgets (the seeds then give the same
-    samples). Updates ``meta`` (the variants, the earlier run's seconds)."""
+    """``rows`` and the rows of the earlier run at ``path`` (its JSON) of every (measure, variant, gamed) this run did
+    not compute; the two runs must have the same collection, predictions, designs and budgets (the seeds then give
+    the same samples). Updates ``meta`` (the variants, the earlier run's seconds)."""
     old = json.loads(path.read_text(encoding="utf-8"))
-    for key in ("predictions", "designs", "budgets"):
-        if old["meta"][key] != meta[key]:
-            sys.exit(f"--merge {path}: its {key} {old['meta'][key]} differ from this run's {meta[key]}; rerun with "
-                     "the same --predictions, --designs and --budgets")
-    done = {(r["measure"], r["variant"]) for r in rows}
-    kept = [r for r in old["rows"] if (r["measure"], r.get("variant", "fixed")) not in done]
+    for key in ("collection", "predictions", "designs", "budgets"):
+        if old["meta"].get(key) != meta[key]:
+            sys.exit(f"--merge {path}: its {key} {old['meta'].get(key)} differ from this run's {meta[key]}; rerun "
+                     "with the same --qrels, --runs, --predictions, --designs and --budgets")
+    done = {(r["measure"], r["variant"], bool(r.get("gamed"))) for r in rows}
+    kept = [r for r in old["rows"] if (r["measure"], r["variant"], bool(r.get("gamed"))) not in done]
     variants = [v for v in VARIANTS if v in set(meta["variants"]) | set(old["meta"]["variants"])]
     meta.update(variants=variants, merged={"from": str(path.relative_to(REPO) if path.is_relative_to(REPO) else path),
                                            "seconds": old["meta"]["seconds"], "rows": len(kept)})
-    if any(r["measure"] in EXTRA_MEASURES for r in kept):
-        meta["extra_reps"] = old["meta"]["extra_reps"]
     return rows + kept
 
 
 def reps_meta(rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
-    """``reps_by_measure`` (the default variant's repetitions of each goal measure, when they differ or a variant
-    has fewer) and ``fewer_variant_reps`` (per measure, the variants with fewer repetitions than the default)."""
+    """``reps_by_measure``: the default variant's repetitions of each goal measure, when they differ."""
     default = meta["default_variant"]
-    by = {m: max(r["reps"] for r in rows if r["measure"] == m and r["variant"] == default)
-          for m in GOAL_MEASURES if any(r["measure"] == m and r["variant"] == default for r in rows)}
-    fewer: dict[str, dict[str, int]] = {}
-    for r in rows:
-        if r["measure"] in by and r["reps"] < by[r["measure"]]:
-            fewer.setdefault(r["measure"], {})[r["variant"]] = r["reps"]
-    if len(set(by.values())) > 1 or fewer:
+    by = {m: max(r["reps"] for r in rows if r["measure"] == m and r["variant"] == default and not r.get("gamed"))
+          for m in GOAL_MEASURES if any(r["measure"] == m and r["variant"] == default and not r.get("gamed")
+                                        for r in rows)}
+    if len(set(by.values())) > 1:
         meta["reps_by_measure"] = by
-    if fewer:
-        meta["fewer_variant_reps"] = fewer
 
 
 def merged_note(meta: dict[str, Any]) -> str:
@@ -394,182 +491,313 @@ def _tau(row: dict[str, Any], key: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
-    lines = ["# Human-sample estimates on DL20: a simulation", "",
+    lines = [f"# Human-sample estimates on {meta['collection']}: a simulation", "",
              f"Generated by `benchmarks/human_sample.py` ({repetitions(meta)}, "
              f"{meta['seconds']:.0f} s on {meta['machine']}{merged_note(meta)}). "
-             "Truth: the official qrels over the judged pool "
-             f"({meta['pool']} passages, {meta['queries']} queries); {meta['systems']} synthetic runs. Coverage of the "
-             "95% intervals (mean over systems / worst system), the median width relative to the human-only "
-             "interval on the same sample, and Kendall's tau against the full-human leaderboard (prediction-powered, "
-             "the composite order of the leaderboard with a slope of one and with a fitted slope, LLM-only, "
-             "human-only; mean over repetitions; - where the run did not compute it). See docs/human_sample.md for "
-             "the estimators.", ""]
+             f"Truth: the qrels over the judged pool ({meta['pool']} passages, {meta['queries']} queries); "
+             f"{meta['systems']} runs ({meta['runs']}). Coverage of the 95% intervals (mean over systems / worst "
+             "system), the median width relative to the human-only interval on the same sample, the tails over "
+             "systems and samples (99th percentile / largest absolute error; 99th percentile / largest half-width; "
+             "share of samples with some system off by more than 0.1 / 0.5; share of estimates or interval ends "
+             "outside the measure's range), and Kendall's tau against the full-human leaderboard (prediction-powered, "
+             "the composite order with a slope of one and with a fitted slope, LLM-only, human-only; mean over "
+             "repetitions). See docs/human_sample.md for the estimators.", ""]
     for m in GOAL_MEASURES + EXTRA_MEASURES:
-        sub = [r for r in rows if r["measure"] == m]
+        sub = [r for r in rows if r["measure"] == m and not r.get("gamed")]
         if not sub:
             continue
         lines += [f"## {m}", "", "| prediction | design | budget | variant | judged | coverage mean | coverage worst | "
-                  "human-only coverage mean / worst | width / human | wider than human | mean lambda | floored | "
-                  "tau PPI | tau composite | tau composite (fitted slope) | tau LLM | tau human |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "human-only coverage mean / worst | width / human | p99 / max error | p99 / max half-width | "
+                  "off > 0.1 / 0.5 | outside range | mean lambda | floored | tau PPI | tau composite | "
+                  "tau composite (fitted slope) | tau LLM | tau human |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in sub:
-            lines.append(f"| {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r.get('variant', 'fixed')} | "
-                         f"{r['judged']:.0f} | "
-                         f"{r['coverage_mean']:.3f} | {r['coverage_worst']:.3f} | "
+            lines.append(f"| {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r['variant']} | "
+                         f"{r['judged']:.0f} | {r['coverage_mean']:.3f} | {r['coverage_worst']:.3f} | "
                          f"{r['human_coverage_mean']:.3f} / {r['human_coverage_worst']:.3f} | {r['width_ratio']:.2f} | "
-                         f"{r.get('wider_than_human', float('nan')):.3f} | {r.get('lambda_mean', 1.0):.2f} | "
-                         f"{r.get('floored', 0.0):.3f} | "
+                         f"{r['p99_abs_error']:.3f} / {r['max_abs_error']:.3f} | "
+                         f"{r['p99_half_width']:.3f} / {r['max_half_width']:.3f} | "
+                         f"{r['share_off_0.1']:.3f} / {r['share_off_0.5']:.3f} | {r['outside_range']:.3f} | "
+                         f"{r['lambda_mean']:.2f} | {r['floored']:.3f} | "
                          f"{r['tau_ppi']:.3f} | {_tau(r, 'tau_composite')} | {_tau(r, 'tau_composite_fitted')} | "
                          f"{r['tau_llm']:.3f} | {r['tau_human']:.3f} |")
+        lines.append("")
+    gamed = [r for r in rows if r.get("gamed")]
+    if gamed:
+        lines += ["## The gamed run", "",
+                  "Per prediction, a run that ranks first the passages the prediction grades relevant and the human "
+                  "judgments do not (then the rest by the prediction's grade) is added to the systems. Its rank under "
+                  "full human judgments and under the LLM-only leaderboard, and the share of samples in which its "
+                  f"rank under the composite order (and under the estimate) is within {WITHIN} of its full-human rank "
+                  "(median rank beside); the taus leave it out.", "",
+                  "| measure | prediction | design | budget | variant | full-human rank | LLM-only rank | composite: "
+                  f"within {WITHIN} (median rank) | estimate: within {WITHIN} (median rank) | coverage mean / worst |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in gamed:
+            lines.append(f"| {r['measure']} | {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r['variant']} "
+                         f"| {r['gamed_human_rank']} | {r['gamed_llm_rank']} | {r['gamed_composite_within']:.3f} "
+                         f"({r['gamed_composite_rank_median']:.0f}) | {r['gamed_estimate_within']:.3f} "
+                         f"({r['gamed_estimate_rank_median']:.0f}) | {r['coverage_mean']:.3f} / "
+                         f"{r['coverage_worst']:.3f} |")
         lines.append("")
     return "\n".join(lines)
 
 
+def _cells(rows: list[dict[str, Any]], budgets: list[float]) -> list[tuple[str, float, list[dict[str, Any]]]]:
+    """(goal measure, budget, its rows) of every cell with rows, measure by measure, budget by budget."""
+    cells = [(m, b, [r for r in rows if r["measure"] == m and r["budget"] == b]) for m in GOAL_MEASURES
+             for b in budgets]
+    return [c for c in cells if c[2]]
+
+
 def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
-    """The numbers README.md and docs/human_sample.md quote: per goal measure, the worst coverage over every
-    prediction and design at each budget, and the best prediction's width ratio and taus, for the workflow's
-    default variant; beside them the same prediction and design with plain prediction-powered estimates (lam = 1, no
-    floor) when the run had that variant."""
+    """The numbers README.md and docs/human_sample.md quote: per goal measure and budget, over every prediction and
+    design, the lowest coverage, the worst tails and the estimates outside the range, the narrowest prediction's width
+    ratio and its taus, for the workflow's default variant; then the gamed run's ranks."""
     default = meta.get("default_variant", DEFAULT_VARIANT)
-    plain = {(r["prediction"], r["design"], r["budget"], r["measure"]): r for r in rows
-             if r.get("variant", "fixed") == "fixed"}
-    mine = [r for r in rows if r.get("variant", "fixed") == default]
-    lines = [f"{repetitions(meta)}; {len(meta['predictions'])} predictions x "
-             f"{len(meta['designs'])} designs x {len(meta['budgets'])} budgets; {meta['systems']} systems, "
-             f"{meta['pool']} pooled passages; estimates: {default} (plain: lam = 1, no floor).", "",
-             "| measure | budget | lowest mean coverage | lowest worst-system coverage | best prediction (width / "
-             "human-only, design) | plain width | tau PPI | tau plain | tau composite (the leaderboard's order) | "
-             "tau LLM-only | tau human-only |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for m in GOAL_MEASURES:
-        for b in meta["budgets"]:
-            sub = [r for r in mine if r["measure"] == m and r["budget"] == b]
-            if not sub:
-                continue
-            best = min(sub, key=lambda r: r["width_ratio"])
-            p = plain.get((best["prediction"], best["design"], b, m))
-            pw, pt = (f"{p['width_ratio']:.2f}", f"{p['tau_ppi']:.3f}") if p else ("-", "-")
-            lines.append(f"| {m} | {b:.0%} | {min(r['coverage_mean'] for r in sub):.3f} | "
-                         f"{min(r['coverage_worst'] for r in sub):.3f} | {best['prediction']} "
-                         f"({best['width_ratio']:.2f}, {best['design']}) | {pw} | {best['tau_ppi']:.3f} | {pt} | "
-                         f"{_tau(best, 'tau_composite')} | {best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
+    mine = [r for r in rows if r["variant"] == default and not r.get("gamed")]
+    lines = [f"{repetitions(meta)}; {len(meta['predictions'])} predictions x {len(meta['designs'])} designs x "
+             f"{len(meta['budgets'])} budgets; {meta['systems']} systems, {meta['pool']} pooled passages; estimates: "
+             f"{default}. Tails: worst over predictions and designs.", "",
+             "| measure | budget | lowest mean coverage | lowest worst-system coverage | p99 / max abs error | "
+             "share of samples off by > 0.1 / > 0.5 | outside range | best prediction (width / human-only, design) | "
+             "tau PPI | tau composite (the leaderboard's order) | tau LLM-only | tau human-only |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, b, sub in _cells(mine, meta["budgets"]):
+        best = min(sub, key=lambda r: r["width_ratio"])
+        lines.append(f"| {m} | {b:.0%} | {min(r['coverage_mean'] for r in sub):.3f} | "
+                     f"{min(r['coverage_worst'] for r in sub):.3f} | "
+                     f"{max(r['p99_abs_error'] for r in sub):.3f} / {max(r['max_abs_error'] for r in sub):.3f} | "
+                     f"{max(r['share_off_0.1'] for r in sub):.3f} / {max(r['share_off_0.5'] for r in sub):.3f} | "
+                     f"{max(r['outside_range'] for r in sub):.3f} | {best['prediction']} "
+                     f"({best['width_ratio']:.2f}, {best['design']}) | {best['tau_ppi']:.3f} | "
+                     f"{_tau(best, 'tau_composite')} | {best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
+    gamed = [r for r in rows if r.get("gamed") and r["variant"] == default]
+    if gamed:
+        lines += ["", f"The gamed run (one per prediction; its rank within {WITHIN} of its full-human rank: share of "
+                  "samples, lowest over predictions and designs; median ranks of the worst configuration):", "",
+                  "| measure | budget | full-human rank | LLM-only rank (best for the gamer) | composite within "
+                  f"{WITHIN} | estimate within {WITHIN} |", "|---|---|---|---|---|---|"]
+        for m, b, sub in _cells(gamed, sorted({r["budget"] for r in gamed})):
+            worst = min(sub, key=lambda r: r["gamed_composite_within"])
+            lines.append(f"| {m} | {b:.0%} | {min(r['gamed_human_rank'] for r in sub)}-"
+                         f"{max(r['gamed_human_rank'] for r in sub)} | {min(r['gamed_llm_rank'] for r in sub)} | "
+                         f"{worst['gamed_composite_within']:.3f} (median rank "
+                         f"{worst['gamed_composite_rank_median']:.0f}) | "
+                         f"{min(r['gamed_estimate_within'] for r in sub):.3f} |")
     return "\n".join(lines) + "\n"
+
+
+def summary(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """What docs/measurements.json keeps under ``human_sample``: the worst tails over the headline configurations at
+    :data:`TAIL_BUDGET`, the lowest coverages at 5% and above, the taus' margins, the gamed run's share."""
+    default = meta.get("default_variant", DEFAULT_VARIANT)
+    mine = [r for r in rows if r["variant"] == default and not r.get("gamed")]
+    out: dict[str, Any] = {"collection": meta["collection"], "reps": meta["reps"], "systems": meta["systems"],
+                           "predictions": meta["predictions"], "designs": meta["designs"], "budgets": meta["budgets"],
+                           "tail_budget": TAIL_BUDGET, "tail": {}, "coverage": {}, "tau": {}}
+    for m in GOAL_MEASURES:
+        at = [r for r in mine if r["measure"] == m and r["budget"] == TAIL_BUDGET]
+        if at:
+            out["tail"].update({f"{m}_share_off_0.5": max(r["share_off_0.5"] for r in at),
+                                f"{m}_share_off_0.1": max(r["share_off_0.1"] for r in at),
+                                f"{m}_p99_abs_error": round(max(r["p99_abs_error"] for r in at), 4),
+                                f"{m}_max_abs_error": round(max(r["max_abs_error"] for r in at), 4),
+                                f"{m}_p99_half_width": round(max(r["p99_half_width"] for r in at), 4)})
+        goal = [r for r in mine if r["measure"] == m and r["budget"] >= 0.05]
+        if goal:
+            out["coverage"][m] = {"lowest_mean": round(min(r["coverage_mean"] for r in goal), 4),
+                                  "lowest_worst_system": round(min(r["coverage_worst"] for r in goal), 4),
+                                  "outside_range": max(r["outside_range"] for r in goal),
+                                  "share_off_0.5": max(r["share_off_0.5"] for r in goal)}
+            out["tau"][m] = {"composite_minus_human_min": round(min(r["tau_composite"] - r["tau_human"]
+                                                                    for r in mine if r["measure"] == m), 4),
+                             "composite_minus_llm_min_10_20": round(min(
+                                 (r["tau_composite"] - r["tau_llm"] for r in goal if r["budget"] >= 0.10),
+                                 default=float("nan")), 4)}
+    gamed = [r for r in rows if r.get("gamed") and r["variant"] == default]
+    if gamed:
+        out["gamed"] = {m: {f"{b:g}": {"composite_within_min": round(min(r["gamed_composite_within"] for r in sub), 4),
+                                        "estimate_within_min": round(min(r["gamed_estimate_within"] for r in sub), 4),
+                                        "human_rank": sorted({r["gamed_human_rank"] for r in sub}),
+                                        "llm_rank": sorted({r["gamed_llm_rank"] for r in sub})}
+                            for b in sorted({r["budget"] for r in gamed})
+                            if (sub := [r for r in gamed if r["measure"] == m and r["budget"] == b])}
+                        for m in GOAL_MEASURES if any(r["measure"] == m for r in gamed)}
+    return out
 
 
 STATE: dict[str, Any] = {}
 """What every worker process reads (set before the processes fork)."""
 
 
-def run_config(job: tuple[str, str, float, tuple[str, ...], int]) -> list[dict[str, Any]]:
-    name, design, frac, ms, reps = job
+def run_config(job: tuple[str, str, float, tuple[str, ...], int, bool]) -> list[dict[str, Any]]:
+    name, design, frac, ms, reps, with_gamed = job
     st = STATE
     chunk = st["chunk"] if not set(ms) & set(EXTRA_MEASURES) else max(1, st["chunk"] // 10)
     t1 = time.perf_counter()
-    rows = simulate(name, st["preds"][name], design, frac, list(ms), reps, chunk, st["ranked"], st["grades"],
-                    st["truth"], st["llm"], st["weight_w"], st["variants"])
+    if with_gamed:
+        ranked, truth, llm, weight_w = pool_with(st["col"], st["preds"][name], list(ms), f"gamed-{name}")
+        gamed = ranked.systems.index(f"gamed-{name}")
+    else:
+        ranked, truth, llm, weight_w, gamed = st["ranked"], st["truth"], st["llm"][name], st["weight_w"], None
+    rows = simulate(name, st["preds"][name], design, frac, list(ms), reps, chunk, ranked, st["col"].grades, truth,
+                    llm, weight_w, st["variants"], gamed)
     for r in rows:
-        print(f"{name[:14]:>14} {design:>13} {frac:4.0%} {r['measure']:>11} {r['variant']:>11}: cover {r['coverage_mean']:.3f} "
-              f"worst {r['coverage_worst']:.3f} human cover {r['human_coverage_mean']:.3f} width {r['width_ratio']:.2f} tau {r['tau_ppi']:.3f} "
-              f"composite {r['tau_composite']:.3f} llm {r['tau_llm']:.3f} human {r['tau_human']:.3f} ({time.perf_counter() - t1:.0f} s)", flush=True)
+        extra = (f" gamed: human {r['gamed_human_rank']} llm {r['gamed_llm_rank']} composite within "
+                 f"{r['gamed_composite_within']:.3f}") if r.get("gamed") else ""
+        print(f"{name[:14]:>14} {design:>13} {frac:4.0%} {r['measure']:>11} {r['variant']:>11}: cover "
+              f"{r['coverage_mean']:.3f} worst {r['coverage_worst']:.3f} p99 {r['p99_abs_error']:.3f} max "
+              f"{r['max_abs_error']:.3f} off>0.5 {r['share_off_0.5']:.3f} width {r['width_ratio']:.2f} tau "
+              f"{r['tau_ppi']:.3f} composite {r['tau_composite']:.3f} llm {r['tau_llm']:.3f} human "
+              f"{r['tau_human']:.3f}{extra} ({time.perf_counter() - t1:.0f} s)", flush=True)
     return rows
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def pool_with(col: Collection, probs: np.ndarray | None, measures: list[str], gamed: str | None = None
+              ) -> tuple[Any, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+    """(ranked pool, truth per measure, LLM-only values per measure of ``probs``, importance) of the collection's
+    runs, with the gamed run of ``probs`` when ``gamed`` names it."""
+    from autograde.metrics.estimable import estimable_measure
+    from autograde.ppi.design import importance
+    from autograde.ppi.measures import Linearized, gains_from_distribution, gains_from_grades
+    from autograde.ppi.pool import ranked_pool
+
+    runs = col.runs if gamed is None or probs is None else pd.concat([col.runs, gamed_run(col, probs, gamed)],
+                                                                     ignore_index=True)
+    ranked = ranked_pool(runs, col.keys)
+    obs = gains_from_grades(col.grades, LEVELS, RELEVANT)
+    truth = {m: Linearized(estimable_measure(m), ranked, obs, None).estimate[0] for m in measures}
+    llm = {} if probs is None else {m: Linearized(estimable_measure(m), ranked,
+                                                  gains_from_distribution(probs, LEVELS, RELEVANT),
+                                                  None).estimate[0] for m in measures}
+    return ranked, truth, llm, importance(ranked, 10)
+
+
+def write_measurements(path: Path, data: dict[str, Any]) -> None:
+    """``data`` under ``human_sample`` in the JSON file at ``path`` (the other keys kept)."""
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    old["human_sample"] = data
+    path.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--qrels", default=str(DL20 / "qrels.dl20-passage.txt"), help="the truth (default: DL20's)")
+    ap.add_argument("--runs", default=str(SYNTH / "runs"), help="a folder of run files (default: make dl20-synth's)")
+    ap.add_argument("--prediction", action="append", default=[], metavar="NAME=KIND:PATH[:LEVEL]",
+                    help="a prediction (repeat for several): qrels:PATH[:LEVEL], table:PATH or calibrated:DIR "
+                         "(default: DL20's prompts, calibrated qrels and the embedded grader)")
+    ap.add_argument("--predictions", default="", help="comma-separated subset of the predictions by name "
+                    f"(default with DL20: {','.join(HEADLINE_PREDICTIONS)}; else all)")
     ap.add_argument("--reps", type=int, default=500, help="repetitions per configuration")
     ap.add_argument("--chunk", type=int, default=50, help="repetitions evaluated at once")
     ap.add_argument("--jobs", type=int, default=2, help="processes (default: 2)")
     ap.add_argument("--out", default=str(REPO / "docs" / "generated"), help="folder of the generated files")
     ap.add_argument("--work", default=str(REPO / "work" / "human-sample-bench"), help="cache of predictions")
-    ap.add_argument("--predictions", default="", help="comma-separated subset of the predictions (default: all)")
     ap.add_argument("--extra-reps", type=int, default=EXTRA["reps"], help="repetitions of the MAP and RR grid")
     ap.add_argument("--linear-reps", type=int, default=None,
-                    help="repetitions of the linear goal measure (P_10: about 3x cheaper per repetition than "
-                         "nDCG@10; the first --reps of them are the nDCG runs' samples; default: --reps)")
-    ap.add_argument("--variants", default=",".join(VARIANTS),
-                    help=f"comma-separated estimators to compare on the same samples (of {', '.join(VARIANTS)})")
+                    help="repetitions of the linear goal measure (P_10, ~3x cheaper than nDCG@10; default: --reps)")
+    ap.add_argument("--variants", default=DEFAULT_VARIANT,
+                    help=f"comma-separated estimators compared on the same samples (of {', '.join(VARIANTS)}; "
+                         f"default: {DEFAULT_VARIANT}, the workflow's)")
     ap.add_argument("--measures", default=",".join(GOAL_MEASURES + EXTRA_MEASURES),
-                    help="comma-separated subset of the measures (a quick look at one; default: all)")
+                    help="comma-separated subset of the measures (default: all)")
     ap.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated subset of the designs")
     ap.add_argument("--budgets", default=",".join(f"{b:g}" for b in BUDGETS),
-                    help="comma-separated subset of the budgets (fractions of the pool)")
+                    help="comma-separated budgets (fractions of the pool)")
+    ap.add_argument("--gamed-budgets", default=f"{TAIL_BUDGET:g}",
+                    help="budgets at which the gamed run is added (comma-separated; empty: none)")
     ap.add_argument("--merge", default=None,
                     help="an earlier run's human_sample_simulation.json: keep its rows of every (measure, variant) "
-                         "this run does not compute (same predictions, designs, budgets: the seeds give the same "
-                         "samples, so they equal a rerun); e.g. more repetitions of one measure's default variant")
-    args = ap.parse_args()
+                         "this run does not compute (same collection, predictions, designs, budgets)")
+    ap.add_argument("--measurements", default=None,
+                    help="a JSON file (docs/measurements.json) to write the worst tails and goals under human_sample")
+    args = ap.parse_args(argv)
     import multiprocessing
     import os
     import platform
 
     from autograde.core.stats import t_quantile
-    from autograde.metrics.estimable import estimable_measure
-    from autograde.ppi.design import importance
-    from autograde.ppi.measures import Linearized, gains_from_distribution, gains_from_grades
+    from autograde.ppi.intervals import bounded_interval
 
+    variants = args.variants.split(",")
+    budgets = [float(b) for b in args.budgets.split(",") if b]
+    gamed_budgets = [float(b) for b in args.gamed_budgets.split(",") if b]
     chosen: dict[str, tuple[list[Any], list[Any]]] = {
-        "variants": (args.variants.split(","), VARIANTS),
-        "measures": (args.measures.split(","), GOAL_MEASURES + EXTRA_MEASURES),
-        "designs": (args.designs.split(","), DESIGNS),
-        "budgets": ([float(b) for b in args.budgets.split(",")], BUDGETS)}
+        "variants": (variants, VARIANTS), "measures": (args.measures.split(","), GOAL_MEASURES + EXTRA_MEASURES),
+        "designs": (args.designs.split(","), DESIGNS)}
     for option, (picked, known) in chosen.items():
         unknown = [str(x) for x in picked if x not in known]
         if unknown:
             sys.exit(f"--{option}: unknown {', '.join(unknown)} (choose among {', '.join(str(x) for x in known)})")
+    if any(not 0 < b <= 1 for b in budgets + gamed_budgets):
+        sys.exit("--budgets and --gamed-budgets are fractions of the pool in (0, 1]")
     goal = [m for m in GOAL_MEASURES if m in chosen["measures"][0]]
     extra = [m for m in EXTRA_MEASURES if m in chosen["measures"][0]]
     designs = [d for d in DESIGNS if d in chosen["designs"][0]]
-    budgets = [b for b in BUDGETS if b in chosen["budgets"][0]]
     t0 = time.perf_counter()
     work = Path(args.work)
-    keys, grades, ranked, queries = load(work)
-    preds = predictions(keys, queries, work, args.predictions.split(",") if args.predictions else None)
-    print(f"loaded pool {len(keys)}, {len(ranked.systems)} systems, {len(preds)} predictions in "
-          f"{time.perf_counter() - t0:.0f} s", flush=True)
-    obs = gains_from_grades(grades, LEVELS, RELEVANT)
+    qrels_path, runs_dir = Path(args.qrels), Path(args.runs)
+    col = load(qrels_path, runs_dir)
+    is_dl20 = qrels_path.resolve() == (DL20 / "qrels.dl20-passage.txt").resolve() and not args.prediction
+    specs = [parse_prediction(p) for p in args.prediction] if args.prediction else default_predictions()
+    subset = args.predictions.split(",") if args.predictions else (HEADLINE_PREDICTIONS if is_dl20 else None)
+    preds = predictions(col, specs, qrels_path, work, subset)
     measures = goal + extra
-    truth = {m: Linearized(estimable_measure(m), ranked, obs, None).estimate[0] for m in measures}
-    llm = {m: {p: Linearized(estimable_measure(m), ranked, gains_from_distribution(pr, LEVELS, RELEVANT),
-                             None).estimate[0] for p, pr in preds.items()} for m in measures}  # LLM-only values
+    ranked, truth, _, weight_w = pool_with(col, None, measures)
+    print(f"loaded pool {len(col.keys)}, {len(ranked.systems)} systems, {len(preds)} predictions in "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    llm = {p: pool_with(col, pr, measures)[2] for p, pr in preds.items()}
     t_quantile(0.95, 2.0)  # import scipy.stats once, before the processes fork
-    STATE.update(preds=preds, ranked=ranked, grades=grades, truth=truth, llm=llm, weight_w=importance(ranked, 10),
-                 chunk=args.chunk, variants=args.variants.split(","))
+    bounded_interval(np.zeros(1), np.ones(1), 3.0, 0.0, 1.0, 0.95)  # and the interval's table
+    STATE.update(col=col, preds=preds, ranked=ranked, truth=truth, llm=llm, weight_w=weight_w, chunk=args.chunk,
+                 variants=variants)
     linear_reps = args.reps if args.linear_reps is None else args.linear_reps
-    reps_of = {m: linear_reps if estimable_measure(m).linear else args.reps for m in goal}
+    reps_of = {m: linear_reps if m == "P_10" else args.reps for m in goal}
     groups = [tuple(m for m in goal if reps_of[m] == r) for r in sorted(set(reps_of.values()), reverse=True)]
-    jobs = [(name, design, frac, group, reps_of[group[0]]) for name in preds for design in designs
+    jobs = [(name, design, frac, group, reps_of[group[0]], False) for name in preds for design in designs
             for frac in budgets for group in groups]
-    jobs += [(name, design, frac, tuple(extra), args.extra_reps) for name in EXTRA["predictions"]
+    jobs += [(name, design, frac, tuple(goal), args.reps, True) for name in preds for design in designs
+             for frac in gamed_budgets if goal]
+    jobs += [(name, design, frac, tuple(extra), args.extra_reps, False) for name in EXTRA["predictions"]
              if name in preds and args.extra_reps > 0 and extra for design in EXTRA["designs"] if design in designs
              for frac in EXTRA["budgets"] if frac in budgets]
     jobs.sort(key=lambda j: -(j[4] * (20 if set(j[3]) & set(EXTRA_MEASURES) else 1)))  # the longest first
-    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        rows = [r for part in pool.imap_unordered(run_config, jobs) for r in part]
-    variants = args.variants.split(",")
-    meta = {"reps": args.reps, "extra_reps": args.extra_reps, "seconds": time.perf_counter() - t0,
-            "pool": len(keys), "queries": len(ranked.queries), "systems": len(ranked.systems),
+    if args.jobs > 1:
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            rows = [r for part in pool.imap_unordered(run_config, jobs) for r in part]
+    else:
+        rows = [r for job in jobs for r in run_config(job)]
+    meta = {"collection": col.name, "runs": str(runs_dir.relative_to(REPO) if runs_dir.is_relative_to(REPO)
+                                                else runs_dir),
+            "reps": args.reps, "extra_reps": args.extra_reps, "seconds": time.perf_counter() - t0,
+            "pool": len(col.keys), "queries": len(ranked.queries), "systems": len(ranked.systems),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {args.jobs} processes",
-            "budgets": budgets, "designs": designs, "predictions": list(preds), "extra": EXTRA,
-            "variants": variants,
+            "budgets": budgets, "gamed_budgets": gamed_budgets, "designs": designs, "predictions": list(preds),
+            "extra": EXTRA, "variants": variants,
             "default_variant": DEFAULT_VARIANT if DEFAULT_VARIANT in variants else variants[-1]}
     if args.merge:
         rows = merge_rows(Path(args.merge).resolve(), rows, meta)
-        if DEFAULT_VARIANT in meta["variants"]:  # the default's rows may be the earlier run's
+        if DEFAULT_VARIANT in meta["variants"]:
             meta["default_variant"] = DEFAULT_VARIANT
-    shown_measures = [m for m in GOAL_MEASURES + EXTRA_MEASURES if any(r["measure"] == m for r in rows)]
-    order = {k: i for i, k in enumerate((p, d, b, m, v) for m in shown_measures for p in preds for d in designs
-                                        for b in budgets for v in meta["variants"])}
-    rows.sort(key=lambda r: order[(r["prediction"], r["design"], r["budget"], r["measure"], r["variant"])])
+    shown = [m for m in GOAL_MEASURES + EXTRA_MEASURES if any(r["measure"] == m for r in rows)]
+    order = {k: i for i, k in enumerate((g, p, d, b, m, v) for g in (False, True) for m in shown for p in preds
+                                        for d in designs for b in sorted(set(budgets) | set(gamed_budgets))
+                                        for v in meta["variants"])}
+    rows.sort(key=lambda r: order[(bool(r.get("gamed")), r["prediction"], r["design"], r["budget"], r["measure"],
+                                   r["variant"])])
     reps_meta(rows, meta)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "human_sample_simulation.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     (out / "human_sample_simulation.md").write_text(markdown(rows, meta))
     (out / "human_sample_headline.md").write_text(headline(rows, meta))
-    shown: list[str] = [p for p in ("calibrated", "Sun", "embedded") if p in preds]
-    default_rows = [r for r in rows if r["variant"] == meta["default_variant"]]
-    (out / "human_sample_simulation.svg").write_text(svg_plot(default_rows, shown))
-    print(markdown(rows, meta))
+    default_rows = [r for r in rows if r["variant"] == meta["default_variant"] and not r.get("gamed")]
+    (out / "human_sample_simulation.svg").write_text(svg_plot(default_rows, [p for p in preds][:4]))
+    if args.measurements:
+        write_measurements(Path(args.measurements), summary(rows, meta))
+    print(headline(rows, meta))
 
 
 if __name__ == "__main__":

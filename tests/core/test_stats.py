@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from autograde.core.errors import InvalidValueError
 from autograde.core.agreement import cohen_kappa, confusion_matrix, krippendorff_alpha, krippendorff_alpha_data
+from autograde.core.errors import InvalidValueError
 from autograde.core.stats import (
     RANK_PRECISION,
     correlation,

@@ -15,7 +15,7 @@ from support.helpers import copy_run, job_stats, output, run_workflow
 
 from autograde.cli import main
 
-SECTION = {"qrels": "judging/sample.qrels", "design": "judging/design.tsv",
+SECTION = {"qrels": "results/human_sample/draw/sample.qrels", "design": "results/human_sample/draw/design.tsv",
            "predictions": [{"name": "minilm", "grader": "minilm-questions", "variant": "max-4"}],
            "measures": ["P_10", "dcg_cut_10", "ndcg_cut_10", "recip_rank"]}
 
@@ -28,8 +28,7 @@ def test_the_workflow_estimates_and_reruns_only_when_the_sample_changes(example_
     raw = yaml.safe_load(cfg.read_text())
     raw["human_sample"] = SECTION
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
-    monkeypatch.chdir(wd)
-    (wd / "judging").mkdir()
+    monkeypatch.chdir(wd)  # the config names the experiment's own draw (what `sample draw` and `answer` write)
     assert main(["sample", "draw", "--config", "config.yaml", "--budget", "40", "--seed", "1"]) == 0
     assert main(["sample", "answer", "--config", "config.yaml", "--from", "data/qrels.txt"]) == 0
     run = run_workflow(wd, check=True)

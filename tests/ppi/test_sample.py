@@ -17,8 +17,10 @@ from autograde.ppi.workflow import estimate_outputs
 
 def _draw(t: dict[str, Any], kind: str = "simple_random", budget: float = 8, seed: int = 1,
           design: Path | None = None, worklist: Path | None = None) -> dict[str, Any]:
+    """A round of the design the tiny config names, its judgments so far (the config's sample) the pilot."""
     d = design or t["root"] / "judging" / "design.tsv"
-    return run_draw(t["config"], kind, budget, seed, str(d), str(worklist) if worklist else None)
+    return run_draw(t["config"], kind, budget, seed, str(d), str(worklist) if worklist else None,
+                    qrels=str(t["root"] / "judging" / "sample.qrels"))
 
 
 def _answer(t: dict[str, Any]) -> None:
@@ -33,7 +35,7 @@ def test_the_worklist_is_reproducible_by_seed(tiny: dict[str, Any]) -> None:
     assert same[0] == same[1] and same[2] == same[3]
     assert (j / "a.tsv").read_bytes() != (j / "c.tsv").read_bytes()
     work = pd.read_csv(j / "a.worklist.tsv", sep="\t", dtype=str)
-    assert list(work.columns) == ["round", "query_id", "passage_id", "pi", "query", "passage"]
+    assert list(work.columns) == ["round", "query_id", "passage_id", "query", "passage"]
     assert len(work) > 0 and work["passage"].str.startswith("passage ").all()
 
 

@@ -57,3 +57,7 @@ def test_forest_plots_and_the_judging_page(tmp_path: Path) -> None:
     assert links["to_judge"] == len(data["items"]) > 0 and all(it["round"] == 2 for it in data["items"])
     assert len(data["known"]) == summary["sample"]["judged"]
     assert re.search(r'<script type="application/json" id="judging-data">', page)
+    # blind: nothing that predicts the answer is shown or carried (no inclusion probability, no grader's label)
+    assert all(set(it) == {"q", "d", "round", "query", "text"} for it in data["items"])
+    assert "probability" not in page and '"pi"' not in page
+    assert set(data) == {"key", "levels", "items", "known", "rounds", "design"}

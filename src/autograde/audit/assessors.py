@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from autograde.core.agreement import AlphaLevel, cohen_kappa, krippendorff_alpha_data
 from autograde.core.errors import InvalidValueError
 from autograde.core.ids import PairKey
-from autograde.core.agreement import AlphaLevel, cohen_kappa, krippendorff_alpha_data
 
 __all__ = ["ALPHA_LEVELS", "AssessorAgreement", "assessor_agreement", "assessors_markdown", "file_names"]
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from autograde.core.agreement import krippendorff_alpha
 from autograde.core.errors import InvalidValueError
 from autograde.core.ids import PairKey
-from autograde.core.agreement import krippendorff_alpha
 from autograde.reports.agreement import aligned_labels, compute_agreement
 
 

@@ -23,9 +23,9 @@ from autograde.calibrated.fit import fit_calibrated, training_rows
 from autograde.calibrated.model import output_labels
 from autograde.calibrated.thresholds import level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
+from autograde.core.agreement import binary_kappa, cohen_kappa
 from autograde.core.ids import PairKey
 from autograde.core.log import logger, progress
-from autograde.core.agreement import binary_kappa, cohen_kappa
 from autograde.io.trec import Qrels
 from autograde.rubric.dataset import group_folds
 

@@ -41,9 +41,9 @@ from autograde.calibrated.model import CalibratedQrelsModel
 from autograde.calibrated.registry import ESTIMATORS, CrossFitted, GroupSplit
 from autograde.calibrated.thresholds import Thresholds, cross_fitted_thresholds, level_shares
 from autograde.config.rubric import CalibratedQrelsConfig
+from autograde.core.agreement import binary_kappa
 from autograde.core.errors import Problems
 from autograde.core.log import logger, progress
-from autograde.core.agreement import binary_kappa
 from autograde.io.trec import Qrels
 
 __all__ = ["Candidate", "FitResult", "TrainingRows", "candidates", "fit_calibrated", "kind_weights", "training_rows"]

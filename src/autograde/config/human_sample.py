@@ -9,7 +9,7 @@ predictions (graders' labels, expected grades or calibrated qrels) that the pred
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -23,6 +23,10 @@ PREDICTION_SOURCES = ("grader", "qrels", "table", "grades")
 """Where a prediction comes from: a grader's qrels variant, a qrels file, a calibrated-qrels passage table (a
 predicted distribution over the grades), a grades table (the expected grade, max over a passage's items)."""
 
+
+DesignKind = Literal["simple_random", "stratified", "active"]
+"""How ``autograde sample draw`` picks passages (docs/human_sample.md)."""
+DESIGN_KINDS: tuple[str, ...] = get_args(DesignKind)
 
 class PredictionConfig(Strict):
     """One prediction of the human grade of every pooled passage; each gets its own estimates."""
@@ -57,7 +61,9 @@ class PredictionConfig(Strict):
 
 
 class HumanSampleConfig(Strict):
-    """Estimates with intervals from human judgments of a sample of the pool (docs/human_sample.md)."""
+    """Estimates with intervals from human judgments of a sample of the pool (docs/human_sample.md). Only what a user
+    chooses is a key; the estimator's own choices (power tuning, the variance floor, the recalibration) are
+    arguments of :func:`autograde.ppi.estimators.estimate_measures` that the simulation varies."""
 
     qrels: str | None = Field(default=None, description="human judgments of the sampled passages (TREC qrels; the judging page exports this file); null: none yet (the judging page only)")
     design: str | None = Field(default=None, description="the design file 'autograde sample draw' wrote (every pooled passage's inclusion probability, per round); null: the sample is a simple random sample of the pool")
@@ -69,10 +75,6 @@ class HumanSampleConfig(Strict):
     confidence: float = Field(default=0.95, gt=0, lt=1, description="coverage of the intervals")
     alpha: float = Field(default=0.05, gt=0, lt=1, description="family-wise error rate of the Holm-corrected comparisons of every pair of systems (per measure)")
     variance: Literal["labels", "queries"] = Field(default="labels", description="labels: the queries are fixed, only the sample of judgments varies; queries: the queries are a sample too (variance between per-query estimates)")
-    recalibrate_counts: bool = Field(default=True, description="the ratio measures (nDCG, map, recall) use the predictions recalibrated on the sample (post-stratification by the predicted value within strata of how many systems rank a passage in their top 10), in the counts behind the ideal DCG and the number of relevant passages and in the numerators alike; linear measures never do")
-    power_tuning: Literal["leaderboard", "system", "none"] = Field(default="leaderboard", description="weigh the predictions of the linear measures (P@k, DCG@k, RBP) by the PPI++ weight in [0, 1] that minimizes the estimated variance (0: human-only, 1: plain prediction-powered), cross-fitted so they stay exactly unbiased: leaderboard: one weight per measure for all systems (the summed variance of every difference between two systems); system: one per system (its own variance); none: plain prediction-powered")
-    power_tuning_nonlinear: bool = Field(default=False, description="tune nDCG, MAP, recall and RR too (a weight mixing their human-only and prediction-powered estimates, fitted on the whole sample; approximate, not cross-fitted; on DL20 it narrowed nDCG's intervals a little and lowered the worst system's coverage to 0.92-0.93: docs/human_sample.md)")
-    variance_floor: bool = Field(default=True, description="a variance below what one maximal error at the system's top ranks would add (the sample shows no error there) is raised to it, with 3 degrees of freedom (the rule of three); false: such an interval may have zero width")
     order: Literal["composite", "composite-fitted", "estimate"] = Field(default="composite", description="the leaderboard's order: composite: by the Fay-Herriot composite of the prediction-powered estimate and the LLM-only value less its mean bias, weighted by how much the LLM's bias varies between systems against the estimate's variance; composite-fitted: the same model with a fitted slope on the LLM-only value (better where the LLM's scale is compressed, worse where its bias differs between systems: docs/human_sample.md); estimate: by the prediction-powered estimate. Intervals, differences and groups are the estimate's either way")
     judging_page: bool = Field(default=True, description="the review site gets a judging page for the design's passages not judged yet (site/judging/index.html)")
 

@@ -29,18 +29,17 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from autograde.config.human_sample import DESIGN_KINDS
 from autograde.core.errors import InvalidValueError, Problems
 from autograde.core.ids import PairKey
 from autograde.core.survey import capped_probabilities
 from autograde.core.text import atomic_write_text, iter_lines
 from autograde.ppi.measures import RankedPool
 
-DesignKind = Literal["simple_random", "stratified", "active"]
-DESIGN_KINDS: tuple[str, ...] = ("simple_random", "stratified", "active")
 HEADER = "#autograde-design"
 
 
@@ -149,11 +148,25 @@ def round_probabilities(kind: str, budget: np.ndarray | float, known: np.ndarray
     return np.asarray(pi, dtype=np.float64), note.strip("; ")
 
 
+def round_uniforms(seed: int, round_number: int, n: int) -> np.ndarray:
+    """The uniforms a round draws with (unit i is drawn when its uniform is below its probability): the stream of
+    ``numpy.random.default_rng([seed, round_number])``, a SeedSequence of both numbers, so every round's stream is
+    independent of every other round's, a seed used in an earlier round included (reusing the earlier round's
+    uniforms would draw only passages whose uniform fell between the two rounds' probabilities: a sample whose
+    recorded probabilities are not the ones it was drawn with).
+
+    >>> bool((round_uniforms(1, 1, 5) == round_uniforms(1, 1, 5)).all()), bool((round_uniforms(1, 1, 5) == round_uniforms(1, 2, 5)).any())
+    (True, False)
+    """
+    return np.random.default_rng([int(seed), int(round_number)]).random(n)
+
+
 def draw_round(design: Design, kind: str, budget: float, seed: int, ranked: RankedPool, probs: np.ndarray,
                levels: Sequence[int], labels: dict[PairKey, int], prediction: str, uniform_share: float = 0.2,
                importance_depth: int = 10, where: str = "the budget") -> dict[str, Any]:
     """Draw the next round into ``design`` (``probs``: the prediction's distribution over ``levels`` per unit;
-    ``labels``: the judgments so far, the pilot) and return its record."""
+    ``labels``: the judgments so far, the pilot) with the uniforms of :func:`round_uniforms` (independent of every
+    earlier round, whatever the seed) and return its record."""
     n = len(design.keys)
     known = design.all_drawn
     left = int((~known).sum())
@@ -163,10 +176,10 @@ def draw_round(design: Design, kind: str, budget: float, seed: int, ranked: Rank
     judged, grade, hw = _pilot(design, labels)
     pi, note = round_probabilities(kind, budget, known[None], judged[None], grade[None], hw[None], probs, levels,
                                    importance(ranked, importance_depth), uniform_share)
-    rng = np.random.default_rng(seed)
-    drawn = (rng.random(n) < pi[0]) & ~known
+    number = len(design.rounds) + 1
+    drawn = (round_uniforms(seed, number, n) < pi[0]) & ~known
     share = 0.0 if kind == "simple_random" else uniform_share
-    record = {"round": len(design.rounds) + 1, "design": kind, "budget": float(budget), "seed": int(seed),
+    record = {"round": number, "design": kind, "budget": float(budget), "seed": int(seed),
               "weight": float(budget), "prediction": prediction, "uniform_share": share,
               "importance_depth": importance_depth, "drawn": int(drawn.sum()),
               "pilot": int(judged.sum()), "note": note}

@@ -21,6 +21,7 @@ from autograde.metrics.estimable import EstimableMeasure
 from autograde.metrics.significance import holm
 from autograde.ppi.composite import fay_herriot
 from autograde.ppi.estimators import MeasureEstimate, Round, estimate_measures, zero_gains
+from autograde.ppi.intervals import bounded_interval
 from autograde.ppi.measures import Gains, Linearized, RankedPool, gains_from_distribution, gains_from_grades
 
 ESTIMATE_COLUMNS = ["measure", "rank", "group", "system", "estimate", "low", "high", "se", "df", "llm_only",
@@ -30,6 +31,10 @@ DIFFERENCE_COLUMNS = ["measure", "system", "other", "difference", "low", "high",
 
 @dataclass(frozen=True)
 class Settings:
+    """What the tables depend on: the config's choices (levels, relevance level, confidence, alpha, variance,
+    order) and the estimator's own (``recalibrate``, ``power_tuning``, ``variance_floor``, ``tune_nonlinear``: the
+    defaults are the workflow's; the simulation varies them, see :func:`~autograde.ppi.estimators.estimate_measures`)."""
+
     levels: list[int]
     relevance_level: int
     confidence: float = 0.95
@@ -51,14 +56,26 @@ def _query_stats(per_query: np.ndarray, evaluated: np.ndarray) -> tuple[np.ndarr
     return mean, var, np.maximum(n - 1.0, 1.0)
 
 
+def _bounded(mean: np.ndarray, se: np.ndarray, df: np.ndarray, bounds: tuple[float, float] | None,
+             confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the estimate projected into the range, low, high): Feldman and Cousins' interval inside ``bounds``
+    (:mod:`autograde.ppi.intervals`), Student's t without bounds."""
+    if bounds is None:
+        half = t_quantile(confidence, df) * se
+        return mean, mean - half, mean + half
+    lo, hi = bounded_interval(mean, se, df, bounds[0], bounds[1], confidence)
+    return np.clip(mean, *bounds), lo, hi
+
+
 def _intervals(est: MeasureEstimate, ranked: RankedPool, s: Settings) -> tuple[np.ndarray, ...]:
-    """(estimate, low, high, se, df) per system, under the chosen variance."""
+    """(unprojected estimate, reported estimate, low, high, se, df) per system, under the chosen variance."""
     if s.variance == "queries":
         mean, var, df = _query_stats(est.per_query[0], ranked.evaluated)
     else:
         mean, var, df = est.estimate[0], est.variance[0], est.df[0]
-    half = t_quantile(s.confidence, df) * np.sqrt(np.maximum(var, 0.0))
-    return mean, mean - half, mean + half, np.sqrt(np.maximum(var, 0.0)), df
+    se = np.sqrt(np.maximum(var, 0.0))
+    reported, lo, hi = _bounded(mean, se, df, est.bounds, s.confidence)
+    return mean, reported, lo, hi, se, df
 
 
 def _differences(est: MeasureEstimate, ranked: RankedPool, s: Settings) -> tuple[np.ndarray, ...]:
@@ -117,9 +134,8 @@ def _composite(est: np.ndarray, se: np.ndarray, llm: np.ndarray, order: str) -> 
 def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: MeasureEstimate,
             human: MeasureEstimate, s: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:
     llm = Linearized(measure, ranked, pred, None).estimate[0]
-    est, lo, hi, se, df = _intervals(ppi, ranked, s)
-    _, hlo, hhi, _, _ = _intervals(human, ranked, s)
-    hest = human.estimate[0] if s.variance == "labels" else _query_stats(human.per_query[0], ranked.evaluated)[0]
+    raw, est, lo, hi, se, df = _intervals(ppi, ranked, s)
+    _, hest, hlo, hhi, _, _ = _intervals(human, ranked, s)
     diff, dvar, ddf = _differences(ppi, ranked, s)
     lam = ppi.lam[0] if ppi.lam is not None else np.ones(len(est))
     floored = ppi.floored[0] if ppi.floored is not None and s.variance == "labels" else np.zeros(len(est), bool)
@@ -132,8 +148,8 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
     p_holm = holm(p)
     sep = np.zeros((n, n), dtype=bool)
     sep[iu, ju] = sep[ju, iu] = p_holm < s.alpha
-    composite, gamma = _composite(est, se, llm, s.order)
-    key = est if s.order == "estimate" else composite
+    composite, gamma = _composite(raw, se, llm, s.order)
+    key = raw if s.order == "estimate" else composite  # unprojected: ties at a range edge keep their order
     order = sorted(range(n), key=lambda i: (not np.isfinite(key[i]), -key[i] if np.isfinite(key[i]) else 0.0,
                                             ranked.systems[i]))
     groups = groups_from(order, sep)
@@ -145,9 +161,11 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
              "gamma": gamma[i], "lambda": lam[i],
              "floored": bool(floored[i]), "estimator": measure.estimator}
             for i in order]
-    half = t_quantile(s.confidence, ddf[iu, ju]) * dse
+    width = None if ppi.bounds is None else (ppi.bounds[1] - ppi.bounds[0])
+    dest, dlo, dhi = _bounded(diff[iu, ju], dse, ddf[iu, ju], None if width is None else (-width, width),
+                              s.confidence)
     drows = pd.DataFrame({"measure": measure.name, "system": [ranked.systems[i] for i in iu],
-                          "other": [ranked.systems[j] for j in ju], "difference": diff[iu, ju],
-                          "low": diff[iu, ju] - half, "high": diff[iu, ju] + half, "p_value": p, "p_holm": p_holm,
+                          "other": [ranked.systems[j] for j in ju], "difference": dest,
+                          "low": dlo, "high": dhi, "p_value": p, "p_holm": p_holm,
                           "separated": p_holm < s.alpha})
     return pd.DataFrame(rows, columns=ESTIMATE_COLUMNS), drows[DIFFERENCE_COLUMNS]

@@ -34,11 +34,11 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
 from autograde.metrics.estimable import EstimableMeasure
-from autograde.ppi.measures import Gains, Linearized, RankedPool, sample_bounds
+from autograde.ppi.calibration import Reference, common_reference, rank_strata
+from autograde.ppi.intervals import bounded_interval
+from autograde.ppi.measures import Gains, Linearized, RankedPool, measure_range, sample_bounds
 from autograde.ppi.tuning_terms import combined_terms, one_error_variance, system_mean
 
-CALIBRATION_BINS = 10
-"""Post-strata of a predicted probability: ten bins of width 0.1 (a point prediction falls into two)."""
 FOLDS = 5
 """Cross-fitting folds of the power-tuning weight of a linear measure: the pool's units are split into this many
 fixed folds (seed :data:`FOLD_SEED`, independent of every sample); a fold's units use the weight fitted on the
@@ -82,10 +82,26 @@ class MeasureEstimate:
     floored: np.ndarray | None = None
     raw_variance: np.ndarray | None = None
     raw_df: np.ndarray | None = None
+    bounds: tuple[float, float] | None = None
+    """The measure's range (None: unbounded)."""
 
-    def interval(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        half = t_quantile(confidence, self.df) * np.sqrt(np.maximum(self.variance, 0.0))
-        return self.estimate - half, self.estimate + half
+    @property
+    def reported(self) -> np.ndarray:
+        """The estimate projected into the measure's range (never further from the truth, which lies in it)."""
+        if self.bounds is None:
+            return self.estimate
+        return np.asarray(np.clip(self.estimate, *self.bounds), dtype=np.float64)
+
+    def interval(self, confidence: float, floor: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The intervals: inside the measure's range (:func:`~autograde.ppi.intervals.bounded_interval`), else
+        Student's t; ``floor`` False: without the variance floor (the raw variance and degrees of freedom)."""
+        v, df = (self.variance, self.df)
+        if not floor and self.raw_variance is not None and self.raw_df is not None:
+            v, df = self.raw_variance, self.raw_df
+        if self.bounds is None:
+            half = t_quantile(confidence, df) * np.sqrt(np.maximum(v, 0.0))
+            return self.estimate - half, self.estimate + half
+        return bounded_interval(self.estimate, np.sqrt(np.maximum(v, 0.0)), df, *self.bounds, confidence)
 
     def differences(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(B, S, S)`` estimates, variances and degrees of freedom of every difference ``system s - system t``."""
@@ -115,45 +131,6 @@ def _satterthwaite(total: np.ndarray, squares: np.ndarray) -> np.ndarray:
         return np.asarray(np.where(squares > 0, total * total / squares, np.inf), dtype=np.float64)
 
 
-def recalibrated(predicted: np.ndarray, observed: np.ndarray, pi: np.ndarray, sampled: np.ndarray,
-                 strata: np.ndarray | None = None) -> np.ndarray:
-    """The predicted probability of every unit replaced by the design-weighted share of sampled units of its cell
-    that are at or above the grade (a cell without a sampled unit keeps the prediction): ``(B, N)``. A cell is a bin
-    of the prediction (:data:`CALIBRATION_BINS`) within a stratum of ``strata`` (``(N,)`` small integers, e.g.
-    :func:`rank_strata`; None: one stratum)."""
-    f = np.broadcast_to(np.asarray(predicted, dtype=np.float64), sampled.shape)
-    bins = np.minimum((np.clip(f, 0.0, 1.0) * CALIBRATION_BINS).astype(np.int64), CALIBRATION_BINS - 1)
-    cells = CALIBRATION_BINS
-    if strata is not None and len(strata):
-        bins = bins + CALIBRATION_BINS * np.asarray(strata, dtype=np.int64)[None, :]
-        cells = CALIBRATION_BINS * (int(np.max(strata)) + 1)
-    w = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
-    y = np.where(sampled, np.nan_to_num(np.broadcast_to(observed, sampled.shape)), 0.0)
-    flat = (bins + cells * np.arange(f.shape[0])[:, None]).ravel()
-    size = f.shape[0] * cells
-    den = np.bincount(flat, weights=w.ravel(), minlength=size).reshape(f.shape[0], cells)
-    num = np.bincount(flat, weights=(w * y).ravel(), minlength=size).reshape(f.shape[0], cells)
-    share = np.divide(num, den, out=np.full(den.shape, np.nan), where=den > 0)
-    mapped = np.take_along_axis(share, bins, axis=1)
-    return np.asarray(np.where(np.isnan(mapped), f, mapped), dtype=np.float64)
-
-
-RANK_DEPTH = 10
-"""The top ranks that define :func:`rank_strata`."""
-
-
-def rank_strata(ranked: RankedPool, depth: int = RANK_DEPTH) -> np.ndarray:
-    """Post-strata of the pool's units by how the systems rank them, known for every unit before any sample: 0 where
-    no system ranks the unit in its top ``depth``, 1 where fewer than half of the systems do, 2 where at least half
-    do. Relevance depends on rank beyond the prediction (systems put relevant passages first), so a prediction
-    calibrated over the whole pool is off where the measures read it; calibrating within these strata is not."""
-    inside = (ranked.pos >= 0) & (ranked.rank > 0) & (ranked.rank <= depth)
-    hits = np.zeros(ranked.n_units + 1)
-    np.add.at(hits, np.where(inside, ranked.pos, ranked.n_units).ravel(), 1.0)
-    share = hits[:-1] / max(len(ranked.systems), 1)
-    return np.asarray(np.where(share <= 0, 0, np.where(share < 0.5, 1, 2)), dtype=np.int64)
-
-
 def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
     """The gain types the measures read: ``rel``, ``gain``, ``ge`` (ideal DCG counts), ``counted`` (relevant counts)."""
     out: set[str] = set()
@@ -164,9 +141,13 @@ def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
 
 
 def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool, needs: set[str],
-                 strata: np.ndarray | None = None) -> tuple[Gains, Gains]:
-    """(pseudo-labels, residuals) of one round (residuals are 0 where a unit is not in the round); only the gain
-    types in ``needs`` are computed (the others are empty)."""
+                 ranked: RankedPool, strata: np.ndarray | None = None, common: Reference | None = None
+                 ) -> tuple[Gains, Gains, Gains, dict[str, np.ndarray]]:
+    """(pseudo-labels, residuals, reference, the counts' g-weights) of one round (residuals are 0 where a unit is not
+    in the round); only the gain types in ``needs`` are computed (the others are empty). The counts of the ratio
+    measures (``ge``, ``counted``) read the reference (``common``, else :func:`common_reference` of this round
+    alone): the prediction recalibrated and calibrated to each query's sample, which the ratio measures are
+    linearized around."""
     s, pi = r.sampled, r.pi
     empty = np.zeros((s.shape[0], 0))
 
@@ -183,21 +164,27 @@ def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool,
         if kind in needs:
             f, y = getattr(predicted, kind), getattr(observed, kind)
             pseudo[kind], resid[kind] = ps(f, y), res(f, y)
-    if "ge" in needs:
-        ge_pred = predicted.ge
-        if recalibrate and ge_pred.shape[1]:
-            ge_pred = np.stack([recalibrated(predicted.ge[:, j], observed.ge[:, j], pi, s, strata)
-                                for j in range(predicted.ge.shape[1])], axis=1)
-        pseudo["ge"], resid["ge"] = ps(ge_pred, observed.ge, True), res(ge_pred, observed.ge, True)
-    if "counted" in needs:
-        count_pred = recalibrated(predicted.counted, observed.rel, pi, s, strata) if recalibrate else predicted.counted
-        pseudo["counted"], resid["counted"] = ps(count_pred, observed.rel), res(count_pred, observed.rel)
+    reference: dict[str, np.ndarray] = {}
+    if needs & {"ge", "counted"}:
+        ref = common or common_reference(predicted, observed, [replace(r, weight=1.0)], recalibrate, needs, ranked,
+                                         strata)
+        if "ge" in needs:
+            reference["ge"] = ref.ge
+            pseudo["ge"] = ps(ref.ge, observed.ge, True)
+            resid["ge"] = res(ref.ge, observed.ge, True) * ref.factor[:, None, :]
+        if "counted" in needs:
+            reference["counted"] = ref.counted
+            pseudo["counted"] = ps(ref.counted, observed.rel)
+            resid["counted"] = res(ref.counted, observed.rel) * ref.factor
+        scale = ref.scale
+    else:
+        scale = {}
 
     def gains(d: dict[str, np.ndarray]) -> Gains:
         return replace(predicted, rel=d.get("rel", empty), gain=d.get("gain", empty),
                        ge=d.get("ge", empty[:, None, :]), rel_count=d.get("counted", empty))
 
-    return gains(pseudo), gains(resid)
+    return gains(pseudo), gains(resid), gains(reference), scale
 
 
 def zero_gains(g: Gains) -> Gains:
@@ -315,8 +302,8 @@ def _tuned(human: tuple[Linearized, Gains], ppi: tuple[Linearized, Gains], c: np
 
 def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, predicted: Gains, observed: Gains,
                       rounds: list[Round], recalibrate: bool = True, keep_residuals: bool = True,
-                      power_tuning: str = "none", variance_floor: bool = False, tune_nonlinear: bool = False,
-                      coherent_ratio: bool = True) -> dict[str, MeasureEstimate]:
+                      power_tuning: str = "none", variance_floor: bool = False, tune_nonlinear: bool = False
+                      ) -> dict[str, MeasureEstimate]:
     """The combined estimate of every measure for every system: ``predicted`` gains of every unit (zeros for the
     human-only estimate), ``observed`` gains (NaN where not judged), one or more :class:`Round`.
 
@@ -328,9 +315,11 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     own variance (the narrowest interval of each system on its own). Cross-fitted over :data:`FOLDS` folds for the linear measures (they stay exactly
     unbiased), fitted on the whole round for the others. ``variance_floor``: a
     variance below :func:`~autograde.ppi.tuning_terms.one_error_variance` (the sample shows fewer errors than one
-    maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. ``coherent_ratio``: nDCG, AP and recall read
-    their numerators from the same recalibrated pseudo-labels as their normalizers, recalibrated within the
-    :func:`rank_strata` (False: the estimator before, the numerator on the raw prediction, one stratum)."""
+    maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. nDCG, AP and recall read their
+    numerators from the same pseudo-labels as their normalizers, on the prediction recalibrated within the
+    :func:`rank_strata` (``recalibrate``) and calibrated to each query's sample, around which they are linearized
+    (:func:`~autograde.ppi.calibration.query_calibrated`). Each estimate carries its measure's range (:func:`~autograde.ppi.measures.measure_range`):
+    :meth:`MeasureEstimate.interval` gives bounded intervals and the estimate projected into the range."""
     needs = needed_gains(measures)
     parts: dict[str, dict[str, Any]] = {m.name: {"est": 0.0, "var": 0.0, "sq": 0.0, "pq": 0.0, "lam": 0.0,
                                                  "floor": 0.0, "u": [], "c": []} for m in measures}
@@ -340,19 +329,24 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     tuning = tuning and any(m.linear or tune_nonlinear for m in measures)
     fold = fold_of(ranked.n_units) if tuning else np.zeros(0, dtype=np.int64)
     zero = zero_gains(predicted)
-    strata = rank_strata(ranked) if coherent_ratio else None
+    strata = rank_strata(ranked)
+    ratio = bool(needs & {"ge", "counted"})
+    common = common_reference(predicted, observed, rounds, recalibrate, needs, ranked, strata) if ratio else None
+    h_common = common_reference(zero, observed, rounds, recalibrate, needs, ranked, strata) if ratio and tuning \
+        else None
     for r in rounds:
-        pseudo, resid = _round_gains(predicted, observed, r, recalibrate, needs, strata)
-        h_pseudo, h_resid = _round_gains(zero, observed, r, recalibrate, needs, strata) if tuning else (pseudo, resid)
+        pseudo, resid, ref, scale = _round_gains(predicted, observed, r, recalibrate, needs, ranked, strata, common)
+        h_pseudo, h_resid, h_ref, h_scale = _round_gains(zero, observed, r, recalibrate, needs, ranked, strata,
+                                                         h_common) if tuning else (pseudo, resid, ref, scale)
         bounds = sample_bounds(ranked, observed, r.sampled, needs)
         c = poisson_factor(r.pi, r.sampled)
         for m in measures:
             p = parts[m.name]
-            lin = Linearized(m, ranked, pseudo, bounds, coherent_ratio)
+            lin = Linearized(m, ranked, pseudo, bounds, True, ref, scale)
             if not tuning or not (m.linear or tune_nonlinear):
                 part = _fixed(lin, resid, c, keep_residuals)
             else:
-                human = (Linearized(m, ranked, h_pseudo, bounds, coherent_ratio), h_resid)
+                human = (Linearized(m, ranked, h_pseudo, bounds, True, h_ref, h_scale), h_resid)
                 part = _cross_fitted(human, (lin, resid), c, fold, keep_residuals, shared) if m.linear \
                     else _tuned(human, (lin, resid), c, keep_residuals, shared)
             p["est"] = p["est"] + r.weight * part.est
@@ -378,5 +372,6 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
             v, df = np.where(floored, floor, v), np.where(floored, np.minimum(df, FLOOR_DF), df)
         out[m.name] = MeasureEstimate(np.asarray(p["est"], dtype=np.float64), v, df,
                                       np.asarray(p["pq"], dtype=np.float64), p["u"], p["c"],
-                                      np.asarray(p["lam"], dtype=np.float64), floor, floored, raw_v, raw_df)
+                                      np.asarray(p["lam"], dtype=np.float64), floor, floored, raw_v, raw_df,
+                                      measure_range(m, float(sum(predicted.steps))))
     return out

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 
 from autograde.core.feature import CheckContext, Feature, SiteContext, SiteSection
 from autograde.core.layout import Layout
-from autograde.ppi.workflow import human_sample_targets, judging_output, site_inputs
+from autograde.ppi.workflow import (
+    draw_paths,
+    estimate_outputs,
+    human_sample_targets,
+    judging_output,
+    predictions_of,
+    site_inputs,
+)
 
 if TYPE_CHECKING:
     from autograde.config.model import Config
@@ -49,12 +56,18 @@ def _input_files(config: Config) -> list[str]:
 
 
 def _outputs(config: Config) -> list[tuple[str, str]]:
+    """The human-sample outputs a person opens next (the hub lists those that exist): the estimates per prediction,
+    the summary, the pages, the experiment's own draw (``autograde sample draw``)."""
     if config.human_sample is None:
         return []
     lay = Layout.of(config.results_dir)
-    return [("estimates with intervals from the human sample", lay.human_sample("summary.json")),
-            ("estimates and intervals (review site)", f"{lay.site}/human_sample/index.html"),
-            ("judging page (review site)", f"{lay.site}/judging/index.html")]
+    outs, draw = estimate_outputs(config), draw_paths(config)
+    return [*((f"human-sample estimates ({p.name})", outs[f"{p.name}.estimates"]) for p in predictions_of(config)),
+            ("human-sample summary", outs["summary"]),
+            ("judging page (open in a browser)", f"{lay.site}/judging/index.html"),
+            ("human-sample forest plots", f"{lay.site}/human_sample/index.html"),
+            ("own draw: design (autograde sample draw)", draw["design"]),
+            ("own draw: judgments", draw["sample"])]
 
 
 FEATURE = Feature("ppi", section="human_sample", rules=("ppi.smk",), cli="autograde.cli.sample", targets=_targets,

@@ -20,6 +20,16 @@ Estimated counts are projected onto what the sample allows (at least the sampled
 above the grade, at most the pool minus those known to be below it): the projection never moves an estimate away
 from the truth. A query whose estimated ideal DCG or number of relevant passages is 0 scores 0 (trec_eval's rule).
 
+``reference``: the ratio measures are linearized around a reference label vector (the calibrated prediction of
+:func:`autograde.ppi.estimators.query_calibrated`) instead of being divided by a count estimated from the
+pseudo-labels: per query, ``N / D_ref - N_ref * (D - D_ref) / D_ref^2`` with ``N`` the numerator on the
+pseudo-labels, ``D`` the normalizer of their counts (linear in the counts around the reference's), ``N_ref`` and
+``D_ref`` the same on the reference. Where the reference reproduces the query's sample (its counts equal the
+pseudo-labels'), this is the plug-in ratio ``N / D``; it is linear in the pseudo-labels, and its normalizer is the
+reference's, which is never near zero unless the reference's numerators are too (no division by a noisy count).
+``count_scale``: per query the factor by which a judged unit's residual moves the reference's count (the calibration's
+g-weight, Deville and Sarndal 1992), in the count's part of the linearized residuals.
+
 The variance of every measure comes from its linearization (a first-order expansion in the pseudo-labels around
 the estimate; Sarndal, Swensson and Wretman 1992, section 5.5): :meth:`Linearized.residuals` gives each unit's
 linearized residual per system, whose weighted squares sum to the variance; for a linear measure this is the
@@ -93,7 +103,7 @@ class Gains:
     counted for the number of relevant passages of a query (AP, recall; None: ``rel``).
 
     Only the counts (``ge``, ``rel_count``) enter the normalizers of the ratio measures, so a prediction may be
-    recalibrated there (:func:`autograde.ppi.estimators.recalibrated`) without touching the linear measures."""
+    recalibrated there (:func:`autograde.ppi.calibration.recalibrated`) without touching the linear measures."""
 
     rel: np.ndarray
     gain: np.ndarray
@@ -163,8 +173,19 @@ def sample_bounds(ranked: RankedPool, observed: Gains, sampled: np.ndarray,
     return Bounds(rel_low, rel_high, ge_low, ge_high)
 
 
-COUNT_TOLERANCE = 1e-9
-"""An estimated count smaller than this times the query's units is zero (rounding error of a cancelling sum)."""
+def measure_range(measure: EstimableMeasure, max_gain: float) -> tuple[float, float]:
+    """The values a measure can take on any labels: [0, 1], or for DCG@k [0, the largest gain times the sum of the
+    first k rank discounts] (``max_gain``: the largest grade).
+
+    >>> from autograde.metrics.estimable import estimable_measure
+    >>> measure_range(estimable_measure("ndcg_cut_10"), 3.0), round(measure_range(estimable_measure("dcg_cut_2"), 3.0)[1], 4)
+    ((0.0, 1.0), 4.8928)
+    """
+    if measure.kind != "dcg":
+        return 0.0, 1.0
+    if measure.k is None:
+        return 0.0, float("inf")
+    return 0.0, float(max_gain * (1.0 / np.log2(np.arange(1, measure.k + 1) + 1.0)).sum())
 
 
 def _discount(rank: np.ndarray) -> np.ndarray:
@@ -194,6 +215,19 @@ def _clip(est: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> t
     return c, (est > low) & (est < high)
 
 
+def _recall_ap_numerator(kind: str, xg: np.ndarray, rank: np.ndarray, inside: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """recall's (relevant passages in the top k) or AP's numerator (``sum_r rel_r (1 + sum_{r'<r} rel_r') / r``) of
+    the gathered labels ``xg`` ``(B, S, Q, L)``, and its derivative at each position."""
+    if kind == "recall":
+        return xg.sum(axis=-1), np.broadcast_to(inside.astype(np.float64), xg.shape)
+    r = np.maximum(rank, 1).astype(np.float64)
+    before = np.cumsum(xg, axis=-1) - xg
+    num = (xg / r * (1.0 + before)).sum(axis=-1)
+    after = np.cumsum((xg / r)[..., ::-1], axis=-1)[..., ::-1] - xg / r
+    return num, ((1.0 + before) / r + after) * inside
+
+
 class Linearized:
     """One measure evaluated on pseudo-labels: per-query values, and what its linearization needs.
 
@@ -203,7 +237,8 @@ class Linearized:
     """
 
     def __init__(self, measure: EstimableMeasure, ranked: RankedPool, pseudo: Gains, bounds: Bounds | None,
-                 coherent: bool = False) -> None:
+                 coherent: bool = False, reference: Gains | None = None,
+                 count_scale: dict[str, np.ndarray] | None = None) -> None:
         self.measure, self.ranked = measure, ranked
         self.steps = pseudo.steps
         pos = np.where(ranked.pos >= 0, ranked.pos, ranked.n_units)
@@ -223,6 +258,7 @@ class Linearized:
         self.gathered = xg if measure.linear else None  # the pseudo-labels where the system ranks them
         self.per_query = np.zeros((b, *ranked.evaluated.shape))
         self.query_weights: np.ndarray | None = None  # (B, J or 1, N) per-unit weights of the per-query term
+        self.normalizer: np.ndarray | None = None  # (B, Q) a ratio measure's normalizer (ideal DCG, relevant count)
         if kind == "precision":
             cut = float(k or 1)  # P@k always has its cutoff
             self.values = xg.sum(axis=-1) / cut
@@ -237,23 +273,25 @@ class Linearized:
             self.values = (xg * w).sum(axis=-1)
             self.coef = np.broadcast_to(w, xg.shape)
         elif kind in ("recall", "ap"):
-            big_r, ok = self._count(pseudo.counted, None if bounds is None else bounds.rel_low,
-                                    None if bounds is None else bounds.rel_high)
-            if kind == "recall":
-                num, dnum = xg.sum(axis=-1), np.broadcast_to(inside.astype(np.float64), xg.shape)
+            low = None if bounds is None else bounds.rel_low
+            high = None if bounds is None else bounds.rel_high
+            num, dnum = _recall_ap_numerator(kind, xg, rank, inside)
+            if reference is None:
+                big_r, ok = self._count(pseudo.counted, low, high)
+                num_ref, shift = num, np.zeros_like(big_r)
             else:
-                r = np.maximum(rank, 1).astype(np.float64)
-                before = np.cumsum(xg, axis=-1) - xg
-                num = (xg / r * (1.0 + before)).sum(axis=-1)
-                after = np.cumsum((xg / r)[..., ::-1], axis=-1)[..., ::-1] - xg / r
-                dnum = ((1.0 + before) / r + after) * inside
+                big_r, ok = self._count(reference.counted, low, high)
+                num_ref = _recall_ap_numerator(kind, self._gathered(reference, pos, inside), rank, inside)[0]
+                shift = np.where(ok, ranked.per_query_sum(pseudo.counted) - big_r, 0.0)
             rr = big_r[:, None, :]
             safe = np.where(rr > 0, rr, 1.0)
-            self.values = np.where(rr > 0, num / safe, 0.0)
+            self.values = np.where(rr > 0, num / safe - num_ref * shift[:, None, :] / safe**2, 0.0)
             self.coef = np.where(rr[..., None] > 0, dnum / safe[..., None], 0.0)
-            self.per_query = np.where((rr > 0) & ok[:, None, :], -num / safe**2, 0.0)
-            self.query_weights = np.ones((b, 1, ranked.n_units))
+            self.per_query = np.where((rr > 0) & ok[:, None, :], -num_ref / safe**2, 0.0)
+            self.query_weights = np.ones((b, 1, ranked.n_units)) if count_scale is None \
+                else np.broadcast_to(count_scale["counted"], (b, len(ranked.queries)))[:, None, ranked.query_of]
             self.query_type = "counted"
+            self.normalizer = big_r
         elif kind == "rr":
             r = np.maximum(rank, 1).astype(np.float64)
             keep = np.cumprod(1.0 - xg, axis=-1)
@@ -268,23 +306,30 @@ class Linearized:
         else:  # ndcg
             w = _discount(rank) * inside
             dcg = (xg * w).sum(axis=-1)
+            dcg_ref = dcg if reference is None else (self._gathered(reference, pos, inside) * w).sum(axis=-1)
             lows = None if bounds is None else bounds.ge_low
             highs = None if bounds is None else bounds.ge_high
+            counts = pseudo.ge if reference is None else reference.ge
             ideal = np.zeros((b, len(ranked.queries)))
+            shift = np.zeros_like(ideal)  # the linearized normalizer minus the reference's
             weights = np.zeros((b, len(pseudo.thresholds), ranked.n_units))
             for j, step in enumerate(pseudo.steps):
-                c, ok = self._count(pseudo.ge[:, j], None if lows is None else lows[:, j],
-                                    None if highs is None else highs[:, j])
+                c, ok = self._count(np.broadcast_to(counts[:, j], pseudo.ge[:, j].shape),
+                                    None if lows is None else lows[:, j], None if highs is None else highs[:, j])
                 h, slope = _ideal(c, k)
                 ideal += step * h
-                weights[:, j] = (step * slope * ok)[:, ranked.query_of]
+                if reference is not None:
+                    shift += np.where(ok, step * slope * (ranked.per_query_sum(pseudo.ge[:, j]) - c), 0.0)
+                scale = 1.0 if count_scale is None else count_scale["ge"][:, j]
+                weights[:, j] = (step * slope * ok * scale)[:, ranked.query_of]
             big = ideal[:, None, :]
             safe = np.where(big > 0, big, 1.0)
-            self.values = np.where(big > 0, dcg / safe, 0.0)
+            self.values = np.where(big > 0, dcg / safe - dcg_ref * shift[:, None, :] / safe**2, 0.0)
             self.coef = np.where(big[..., None] > 0, w / safe[..., None], 0.0)
-            self.per_query = np.where(big > 0, -dcg / safe**2, 0.0)
+            self.per_query = np.where(big > 0, -dcg_ref / safe**2, 0.0)
             self.query_weights = weights
             self.query_type = "ge"
+            self.normalizer = ideal
         self.n = ranked.evaluated.sum(axis=1).astype(np.float64)  # queries in each system's mean
 
     def at_pos(self, g: Gains) -> np.ndarray:
@@ -298,12 +343,13 @@ class Linearized:
 
     def _count(self, units: np.ndarray, low: np.ndarray | None, high: np.ndarray | None
                ) -> tuple[np.ndarray, np.ndarray]:
-        """A query's estimated count, projected by :func:`_clip`. A sum that cancels to zero (recalibrated shares
-        times the query's units minus the same shares over its judged units, ``N_q - n_q / pi = 0``) is zero: its
-        rounding error (~1e-15) would otherwise be a positive normalizer that the ratio divides by."""
-        est = self.ranked.per_query_sum(units)
-        est = np.where(np.abs(est) < COUNT_TOLERANCE * np.maximum(self.ranked.units_per_query, 1.0), 0.0, est)
-        return _clip(est, low, high)
+        """A query's count (the sum of its units' values), projected by :func:`_clip`."""
+        return _clip(self.ranked.per_query_sum(units), low, high)
+
+    def _gathered(self, g: Gains, pos: np.ndarray, inside: np.ndarray) -> np.ndarray:
+        """The values this measure reads of ``g`` where each system ranks the units: ``(B, S, Q, L)``."""
+        x = self.at_pos(g)
+        return np.asarray(np.concatenate([x, np.zeros((x.shape[0], 1))], axis=1)[:, pos] * inside, dtype=np.float64)
 
     @property
     def estimate(self) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,9 @@ from autograde.core.ids import PairKey
 from autograde.core.tables import read_table
 from autograde.io.trec import read_qrels
 from autograde.ppi.workflow import prediction_source
+
+if TYPE_CHECKING:
+    from autograde.config.model import Config
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ def _labels_for(keys: Sequence[PairKey], table: dict[PairKey, float]) -> tuple[n
     return np.nan_to_num(vals, nan=-np.inf), missing
 
 
-def predict(cfg: PredictionConfig, config: Any, keys: Sequence[PairKey], levels: Sequence[int],
+def predict(cfg: PredictionConfig, config: Config, keys: Sequence[PairKey], levels: Sequence[int],
             relevance_level: int) -> Prediction:
     """The :class:`Prediction` of one ``human_sample.predictions`` entry for the pool units ``keys``."""
     kind, path, threshold = prediction_source(cfg, config)

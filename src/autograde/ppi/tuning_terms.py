@@ -59,12 +59,17 @@ def system_mean(lin: Linearized, residual: Gains) -> np.ndarray:
 def one_error_variance(lin: Linearized, pi: np.ndarray) -> np.ndarray:
     """The variance one unit off by one step of its gain (one grade for a graded gain, 1 for a binary one) would add,
     at an average unit the system's measure reads directly (its top ranks), expanded by that unit's design weight
-    ``(1 - pi) / pi^2``: ``(B, S)``. 0 where every such unit is certain (pi = 1)."""
+    ``(1 - pi) / pi^2``: ``(B, S)``. 0 where every such unit is certain (pi = 1). A ratio measure's slope is taken
+    at a normalizer of at least one gain step (the ideal DCG, the number of relevant passages): a query with one unit
+    in error has at least that relevant passage, even where the estimate's normalizer is near zero."""
     p = np.asarray(pi, dtype=np.float64)
     c_all = np.where(p > 0, (1.0 - p) / np.where(p > 0, p, 1.0) ** 2, 0.0)
     top = float(_step(lin))
     coef = lin.coef * lin.ranked.evaluated[None, :, :, None]
     reads = coef != 0
+    if lin.normalizer is not None:  # with one unit in error the query has a relevant one: a normalizer >= one step
+        norm = lin.normalizer[:, None, :, None]
+        coef = coef * np.divide(norm, np.maximum(norm, top), out=np.ones_like(norm), where=norm > 0)
     terms = lin.gather(c_all) * (coef * top) ** 2
     count = reads.sum(axis=(-1, -2))
     mean = np.divide(terms.sum(axis=(-1, -2)), count, out=np.zeros(count.shape), where=count > 0)

@@ -133,3 +133,11 @@ def site_inputs(config: Config) -> list[str]:
     """What the review site's human-sample pages read: the estimates and the judging page's data."""
     judge = judging_output(config)
     return human_sample_targets(config) + ([judge] if judge else [])
+
+
+def draw_paths(config: Config) -> dict[str, str]:
+    """Where ``autograde sample`` keeps the experiment's own draws (under the results folder, never an input file):
+    ``design``, ``sample`` (the judgments of its passages), ``dir`` (worklists and estimates beside them)."""
+    lay = Layout.of(config.results_dir)
+    return {"dir": lay.human_sample("draw"), "design": lay.human_sample("draw/design.tsv"),
+            "sample": lay.human_sample("draw/sample.qrels")}

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from autograde.core.ids import PairKey
 from autograde.core.agreement import cohen_kappa
+from autograde.core.ids import PairKey
 from autograde.io.trec import Qrels
 
 
