@@ -107,8 +107,10 @@ class Synth:
 
     def write(self, out: Path) -> dict:
         a = self.a
-        for d in ("runs", "answers"):
+        for d, pattern in (("runs", "*.run"), ("answers", "*.jsonl")):
             (out / d).mkdir(parents=True, exist_ok=True)
+            for old in (out / d).glob(pattern):  # the systems of an earlier call with other arguments
+                old.unlink()
         run_files = [open(out / "runs" / f"{r}.run", "w", encoding="utf-8") for r in self.runs]
         answer_files = {i: open(out / "answers" / f"{self.runs[i]}-rag.jsonl", "w", encoding="utf-8")
                         for i in self.answer_runs}
@@ -202,7 +204,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--families", type=int, default=12, help="system families (runs of a family overlap most)")
     ap.add_argument("--family-noise", type=float, default=0.8)
     ap.add_argument("--run-noise", type=float, default=0.5)
-    ap.add_argument("--words", type=int, default=60, help="mean words per passage")
+    ap.add_argument("--words", type=int, default=40, help="mean words per passage")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     a.depth_text = a.pool_depth if a.depth_text is None else a.depth_text

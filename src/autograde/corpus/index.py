@@ -193,8 +193,10 @@ def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Pr
     for m in previous:
         if store_address(m) != store_address(manifest):
             remove_store(how.cache_dir, m)
-    if capture.ids:
-        PassageStore(how.cache_dir, manifest).add(capture.ids, capture.records(path, bool(manifest["tsv"])))
+    store = PassageStore(how.cache_dir, manifest)
+    new = capture.ids - set(store.asked())  # a rebuild of the same content (a damaged index) keeps its store
+    if new:
+        store.add(new, capture.records(path, bool(manifest["tsv"])))
     return CorpusIndex(path, folder, manifest)
 
 

@@ -28,10 +28,11 @@ so the new store starts with them, read from the new content: a passage whose li
 others are the same records as before, and no second pass decodes the file. The stores of other corpus files are
 untouched; the old store is removed with the old index.
 
-Each lookup that found something new adds one segment ``<sha256 of its bytes>.parquet`` (columns ``doc_id``,
-``line``, ``text``; an id asked for and not in the file has line 0 and no text), written atomically; a segment is
-checked against its name when read, and one that fails is removed (its ids are looked up again). More than
-:data:`MAX_SEGMENTS` segments are merged into one under the store's lock.
+Each lookup that found something new adds one segment ``<sha256 of its bytes>.seg`` (:func:`encode_segment`: every
+record's line, id and text; an id asked for and not in the file has line 0 and no text; zlib), written atomically; a
+segment is checked against its name when read, and one that fails is removed (its ids are looked up again). More
+than :data:`MAX_SEGMENTS` segments are merged into one under the store's lock. Reading the store needs neither
+pyarrow nor pandas: a job that only looks up passages starts fast.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +60,7 @@ STORE_FORMAT = 1
 MAX_SEGMENTS = 8
 """Segments a store keeps before they are merged into one."""
 LOCK = ".lock"
+SUFFIX = ".seg"
 
 Record = tuple[int, str, str]
 """``(line, doc_id, text)`` of one record of the corpus file (what :func:`autograde.corpus.lookup.lookup_index`
@@ -105,6 +108,45 @@ class Capture:
         return out
 
 
+Row = tuple[int, str, str | None]
+"""One stored row: a record, or ``(0, doc_id, None)`` for an id asked for that is not in the file."""
+MAGIC = b"autograde-passages-1\n"
+
+
+def encode_segment(rows: Sequence[Row]) -> bytes:
+    """Rows as one segment: the magic line, then zlib of (row count, lines, id and text lengths, ids, texts)."""
+    ids = [r[1].encode("utf-8") for r in rows]
+    texts = [(r[2] or "").encode("utf-8") for r in rows]
+    lengths = np.array([[len(i), len(t) if r[2] is not None else -1] for i, t, r in zip(ids, texts, rows, strict=True)],
+                       dtype="<i4").reshape(-1, 2)
+    body = b"".join([np.array([len(rows)], dtype="<u8").tobytes(), np.array([r[0] for r in rows], dtype="<i8").tobytes(),
+                     lengths.tobytes(), *ids, *texts])
+    return MAGIC + zlib.compress(body, 1)
+
+
+def decode_segment(data: bytes) -> list[Row]:
+    """The rows of one segment; a segment that is not whole raises ``ValueError`` (or ``zlib.error``)."""
+    if not data.startswith(MAGIC):
+        raise ValueError("it does not start with the segment magic")
+    body = zlib.decompress(data[len(MAGIC):])
+    n = int(np.frombuffer(body, dtype="<u8", count=1)[0])
+    lines = np.frombuffer(body, dtype="<i8", count=n, offset=8).tolist()
+    lengths = np.frombuffer(body, dtype="<i4", count=2 * n, offset=8 + 8 * n).reshape(-1, 2)
+    start = 8 + 16 * n
+    id_ends = start + np.cumsum(lengths[:, 0])
+    text_ends = int(id_ends[-1] if n else start) + np.cumsum(np.maximum(lengths[:, 1], 0))
+    if int(text_ends[-1] if n else start) != len(body):
+        raise ValueError("its length does not match its contents")
+    rows: list[Row] = []
+    id_start, text_start = start, int(id_ends[-1]) if n else start
+    for line, id_end, (_, text_len), text_end in zip(lines, id_ends.tolist(), lengths.tolist(), text_ends.tolist(),
+                                                     strict=True):
+        text = body[text_start:text_end].decode("utf-8") if text_len >= 0 else None
+        rows.append((line, body[id_start:id_end].decode("utf-8"), text))
+        id_start, text_start = id_end, text_end
+    return rows
+
+
 class PassageStore:
     """The stored records of one corpus file's content (``<cache_dir>/passages/<address>/``)."""
 
@@ -113,76 +155,58 @@ class PassageStore:
 
     def segments(self) -> list[Path]:
         try:
-            return sorted(self.folder.glob("*.parquet"))
+            return sorted(self.folder.glob("*" + SUFFIX))
         except OSError:
             return []
 
-    def _read(self, path: Path) -> Any | None:
-        """One segment as a pyarrow table, or None (gone, or damaged: then removed)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+    def _read(self, path: Path) -> list[Row]:
+        """One segment's rows; none when it is gone, or damaged (then it is removed)."""
         try:
             data = path.read_bytes()
         except FileNotFoundError:  # merged away by another job meanwhile: its records are in the merged segment
-            return None
+            return []
         except OSError as exc:
             logger.warning("passage store: %s cannot be read (%s): its passages are looked up again", path, exc)
-            return None
+            return []
         why = "its content does not match its name"
-        if hashlib.sha256(data).hexdigest()[:32] == path.stem:
+        if hashlib.sha256(data).hexdigest()[:32] == path.name[:-len(SUFFIX)]:
             try:
-                return pq.read_table(pa.BufferReader(data))
-            except (ValueError, OSError, pa.ArrowException) as exc:
+                return decode_segment(data)
+            except (ValueError, UnicodeDecodeError, zlib.error) as exc:
                 why = str(exc)
         logger.warning("passage store: %s is damaged (%s): removed, its passages are looked up again", path, why)
         with contextlib.suppress(OSError):
             path.unlink()
-        return None
+        return []
 
-    def _table(self) -> Any:
-        """Every segment, an id's rows from one segment only (each segment holds all records of its ids)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        tables = [t.append_column("segment", pa.array(np.full(t.num_rows, i, dtype=np.int32)))
-                  for i, path in enumerate(self.segments()) if (t := self._read(path)) is not None]
-        if not tables:
-            return None
-        table = pa.concat_tables(tables)
-        if len(tables) > 1:
-            first = table.group_by("doc_id").aggregate([("segment", "min")])
-            table = table.join(first, "doc_id")
-            table = table.filter(pc.equal(table["segment"], table["segment_min"]))
-        return table.select(["doc_id", "line", "text"])
+    def rows(self) -> dict[str, list[Row]]:
+        """Every stored id and its rows, from one segment only (each segment holds all records of its ids)."""
+        out: dict[str, list[Row]] = {}
+        for path in self.segments():
+            mine: dict[str, list[Row]] = {}
+            for row in self._read(path):
+                if row[1] not in out:
+                    mine.setdefault(row[1], []).append(row)
+            out.update(mine)
+        return out
 
     def get(self, ids: list[str]) -> tuple[list[Record], list[str]]:
         """``(records of the ids the store knows, ids it does not know)``; an id it knows may have no record (it is
         not in this file)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        table = self._table()
-        if table is None:
-            return [], list(ids)
-        table = table.filter(pc.is_in(table["doc_id"], value_set=pa.array(ids, type=pa.string())))
-        known = set(table["doc_id"].to_pylist())
-        found = table.filter(pc.greater(table["line"], 0))
-        records = list(zip(found["line"].to_pylist(), found["doc_id"].to_pylist(), found["text"].to_pylist(),
-                           strict=True))
-        return records, [i for i in ids if i not in known]
+        stored = self.rows()
+        records = [(n, d, t) for i in ids for n, d, t in stored.get(i, ()) if t is not None]
+        return records, [i for i in ids if i not in stored]
 
     def asked(self) -> list[str]:
         """Every id the store knows (found in the file or not)."""
-        table = self._table()
-        return [] if table is None else sorted(set(table["doc_id"].to_pylist()))
+        return sorted(self.rows())
 
     def add(self, asked: Iterable[str], records: list[Record]) -> None:
         """Keep the records found for the ``asked`` ids (those without a record: not in the file). A cache that
         cannot be written is no error: the next lookup goes through the index again."""
-        new = set(asked) - set(self.asked())
+        asked = set(asked)
         found = {doc_id for _, doc_id, _ in records}
-        rows = sorted(r for r in records if r[1] in new) + [(0, i, None) for i in sorted(new - found)]
+        rows: list[Row] = [*sorted(r for r in records if r[1] in asked), *((0, i, None) for i in sorted(asked - found))]
         if not rows:
             return
         try:
@@ -194,17 +218,9 @@ class PassageStore:
             logger.warning("passage store: cannot write %s (%s): the passages are looked up through the corpus index "
                            "next time", self.folder, exc.strerror or exc)
 
-    def _write(self, rows: Sequence[tuple[int, str, str | None]]) -> Path:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        lines, ids, texts = zip(*rows, strict=True)
-        table = pa.table({"doc_id": pa.array(ids, type=pa.string()), "line": pa.array(lines, type=pa.int64()),
-                          "text": pa.array(texts, type=pa.string())})
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
-        data = sink.getvalue().to_pybytes()
-        path = self.folder / f"{hashlib.sha256(data).hexdigest()[:32]}.parquet"
+    def _write(self, rows: Sequence[Row]) -> Path:
+        data = encode_segment(rows)
+        path = self.folder / f"{hashlib.sha256(data).hexdigest()[:32]}{SUFFIX}"
         atomic_write_bytes(path, data)
         return path
 
@@ -214,12 +230,9 @@ class PassageStore:
             if not held:
                 return
             before = self.segments()
-            table = self._table()
-            if table is None or len(before) < 2:
+            if len(before) < 2:
                 return
-            rows = sorted(zip(table["line"].to_pylist(), table["doc_id"].to_pylist(), table["text"].to_pylist(),
-                              strict=True), key=lambda r: (r[0] == 0, r[0], r[1]))
-            merged = self._write(rows)
+            merged = self._write([row for rows in self.rows().values() for row in rows])
             for path in before:
                 if path != merged:
                     with contextlib.suppress(OSError):
