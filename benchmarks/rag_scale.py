@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dl20_edit import rule_seconds, verify
+from dl20_edit import verify
 from measure_readme import OUT, ROOT, copy_tree, jobs_done, rules_run
 
 PROBE = Path(__file__).resolve().parent / "jobprobe"
@@ -160,7 +160,8 @@ def benchmark_rss(wd: Path) -> dict[str, float]:
     for f in (wd / "logs" / "benchmarks").rglob("*.tsv"):
         rows = f.read_text(encoding="utf-8").splitlines()
         head, values = rows[0].split("\t"), rows[1].split("\t")
-        rule = f.relative_to(wd / "logs" / "benchmarks").parts[0]
+        parts = f.relative_to(wd / "logs" / "benchmarks").with_suffix("").parts
+        rule = "/".join(parts) if parts[0] in ("reports", "metrics") else parts[0]  # reports/site, reports/<grader>
         rss = values[head.index("max_rss")]
         if rss not in ("", "NA", "-"):
             out[rule] = max(out.get(rule, 0.0), round(float(rss), 1))
@@ -203,7 +204,7 @@ def main() -> int:
         load_edit = os.getloadavg()
         t_edit = time.time()
         edit, log3 = snakemake(wd, wd / "probe-edit.jsonl")
-        edit_rules = rule_seconds(wd, t_edit)
+        edit_rules = per_rule(wd / "probe-edit.jsonl")
         edit_pairs = shard_counts(wd, results, t_edit)
         edit_queries = evaluation_counts(wd, results, t_edit)
         noop2, log4 = snakemake(wd, wd / "probe-noop2.jsonl")
@@ -214,7 +215,7 @@ def main() -> int:
         t_add = time.time()
         add, log5 = snakemake(wd, wd / "probe-add.jsonl")
         add_pairs = shard_counts(wd, results, t_add)
-        add_rules = rule_seconds(wd, t_add)
+        add_rules = per_rule(wd / "probe-add.jsonl")
     entry: dict[str, Any] = {
         "queries": manifest["queries"], "runs": manifest["runs"], "answer_runs": manifest["answer_runs"],
         "ranked_passages": manifest["ranked_passages"], "pooled_passages": manifest["pooled_passages"],
@@ -257,15 +258,16 @@ def report(e: dict[str, Any], differ: list[str] | None) -> None:
         print(f"{name:<30} {secs:>9.1f} {jobs:>6} {secs / e['full_seconds']:>22.2%}")
     print(f"\nthe edit graded {e['edit_pairs']['computed']} of {e['edit_pairs']['pairs']} pairs "
           f"({e['edit_pairs']['shards']} shard(s)); the evaluation computed {e['edit_evaluation_queries']['computed']} "
-          f"queries and read {e['edit_evaluation_queries']['cached']} back; seconds per rule: "
-          f"{json.dumps(e['edit_rule_seconds'])}")
-    print(f"the run addition graded {e['add_run_pairs']['computed']} of {e['add_run_pairs']['pairs']} pairs; "
-          f"seconds per rule: {json.dumps(e['add_run_rule_seconds'])}")
-    print(f"\n{'rule (full run)':<22} {'jobs':>5} {'start-up CPU':>13} {'work CPU':>10} {'peak RSS MB':>12} "
-          f"{'benchmark max_rss':>18}")
-    for rule, r in e["rules"].items():
-        print(f"{rule:<22} {r['jobs']:>5.0f} {r['startup_cpu']:>13.1f} {r['work_cpu']:>10.1f} "
-              f"{r['peak_rss_mb']:>12.0f} {e['benchmark_max_rss_mb'].get(rule, float('nan')):>18.0f}")
+          f"queries and read {e['edit_evaluation_queries']['cached']} back")
+    print(f"the run addition graded {e['add_run_pairs']['computed']} of {e['add_run_pairs']['pairs']} pairs")
+    for title, rules in (("full run", e["rules"]), ("edit rerun", e["edit_rule_seconds"]),
+                         ("run addition rerun", e["add_run_rule_seconds"])):
+        print(f"\n{'rule (' + title + ')':<30} {'jobs':>5} {'start-up CPU':>13} {'work CPU':>10} {'work s':>8} "
+              f"{'peak RSS MB':>12}")
+        for rule, r in rules.items():
+            print(f"{rule:<30} {r['jobs']:>5.0f} {r['startup_cpu']:>13.1f} {r['work_cpu']:>10.1f} "
+                  f"{r['work_seconds']:>8.1f} {r['peak_rss_mb']:>12.0f}")
+    print(f"\nSnakemake's benchmark files, max_rss (MB): {json.dumps(e['benchmark_max_rss_mb'])}")
     s = e["sizes"]
     print(f"\nresults: {s['results']['bytes'] / 1e6:.0f} MB in {s['results']['files']} files; site: "
           f"{s['site']['bytes'] / 1e6:.1f} MB in {s['site']['files']} files (index.html {s['site_index_bytes'] / 1e3:.0f} "

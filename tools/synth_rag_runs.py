@@ -20,8 +20,9 @@ How the runs are made. Every query has ``--candidates`` passages, each with a pr
 finds it) and a relevance grade that grows with it. Systems come in ``--families`` (a first-stage retriever and its
 rerankers): a system's score of a passage is its prominence, plus the relevance times the system's quality, plus
 noise shared by its family and noise of its own; it returns its top ``--depth``. So runs of one family overlap much,
-runs of different families less, and good runs put relevant passages higher; the default noise gives about 200
-distinct passages per query in the depth-20 pool of 100 runs. Texts are pseudo-words: a passage mixes words of its
+runs of different families less, and good runs put relevant passages higher; the defaults give about 140 distinct
+passages per query in the depth-20 pool of 100 runs (two runs share half their top 20 on average), about half of
+them relevant. Texts are pseudo-words: a passage mixes words of its
 query's topic (more of them when it is relevant) with common words, so the embedded grader's grades follow the
 relevance a little. Use it for scale and speed, not for quality.
 """
@@ -42,6 +43,8 @@ FAMILIES = ("bm25", "splade", "colbert", "monot5", "rankzephyr", "bge", "e5", "g
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 COMMON = 4000
 """Common words shared by every passage; each query has its own topic words besides."""
+RELEVANCE_NOISE = 1.8
+"""How loosely a passage's relevance follows its prominence (about half of the depth-20 pool is relevant)."""
 
 
 def words(rng: np.random.Generator, n: int, syllables: int) -> list[str]:
@@ -72,7 +75,7 @@ class Synth:
         n_fam = min(a.families, a.runs)
         self.family = np.arange(a.runs) % n_fam
         # quality of each system: spread evenly, shuffled so that families mix good and bad systems
-        self.quality = self.rng.permutation(np.linspace(1.0, 0.1, a.runs))
+        self.quality = self.rng.permutation(np.linspace(0.8, 0.1, a.runs))
         self.runs = [f"{FAMILIES[f % len(FAMILIES)]}{'' if f < len(FAMILIES) else f // len(FAMILIES)}-{i // n_fam:02d}"
                      for i, f in enumerate(self.family)]
         step = max(1, a.runs // max(1, a.answer_runs)) if a.answer_runs else 0
@@ -89,8 +92,8 @@ class Synth:
         a, rng = self.a, self.rng
         c = a.candidates
         prominence = rng.standard_normal(c)
-        latent = prominence + rng.normal(0, 0.8, c)
-        relevance = np.digitize(latent, [1.6, 2.2, 2.8])  # about 8%, 4%, 1% of the candidates: grades 1, 2, 3
+        latent = (prominence + rng.normal(0, RELEVANCE_NOISE, c)) / np.hypot(1, RELEVANCE_NOISE)
+        relevance = np.digitize(latent, [1.25, 1.75, 2.25])  # about 6%, 3%, 1% of the candidates: grades 1, 2, 3
         fam_noise = rng.normal(0, a.family_noise, (self.family.max() + 1, c))
         scores = (prominence[None, :] + self.quality[:, None] * relevance[None, :]
                   + fam_noise[self.family] + rng.normal(0, a.run_noise, (a.runs, c)))
@@ -202,8 +205,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--answer-runs", type=int, default=20, help="runs that also give RAG answers")
     ap.add_argument("--candidates", type=int, default=1500, help="passages any system may retrieve, per query")
     ap.add_argument("--families", type=int, default=12, help="system families (runs of a family overlap most)")
-    ap.add_argument("--family-noise", type=float, default=0.8)
-    ap.add_argument("--run-noise", type=float, default=0.5)
+    ap.add_argument("--family-noise", type=float, default=0.5)
+    ap.add_argument("--run-noise", type=float, default=0.3)
     ap.add_argument("--words", type=int, default=40, help="mean words per passage")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
