@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -119,7 +120,8 @@ class Synth:
                         for i in self.answer_runs}
         n_text = n_pool = n_answers = 0
         try:
-            with gzip.open(out / "corpus.jsonl.gz", "wt", encoding="utf-8", compresslevel=6) as corpus, \
+            with open(out / "corpus.jsonl.gz", "wb") as raw, \
+                    io.TextIOWrapper(gzip.GzipFile("", "wb", 6, raw, mtime=0), encoding="utf-8") as corpus, \
                     open(out / "queries.tsv", "w", encoding="utf-8") as queries, \
                     open(out / "questions.jsonl", "w", encoding="utf-8") as bank, \
                     open(out / "qrels.txt", "w", encoding="utf-8") as qrels:
