@@ -101,7 +101,10 @@ class Synth:
         top = np.argpartition(-scores, a.depth - 1, axis=1)[:, :a.depth]
         order = np.argsort(-np.take_along_axis(scores, top, 1), axis=1, kind="stable")
         top = np.take_along_axis(top, order, 1)
-        return top, np.take_along_axis(scores, top, 1), relevance
+        # scores in units of 1e-4, strictly decreasing: trec_eval orders by score (ties by doc id), not by rank
+        steps = np.arange(a.depth)
+        ticks = np.minimum.accumulate(np.round(np.take_along_axis(scores, top, 1) * 1e4) + steps, axis=1) - steps
+        return top, ticks / 1e4, relevance
 
     def text(self, qi: int, relevance: int, topic: np.ndarray) -> str:
         n = int(self.rng.integers(self.a.words * 3 // 4, self.a.words * 5 // 4 + 1))

@@ -43,10 +43,13 @@ def test_the_generator_writes_a_consistent_experiment(tmp_path: Path) -> None:
     per_run: list[dict[str, list[str]]] = []
     for path in runs:
         ranked: dict[str, list[str]] = collections.defaultdict(list)
+        last: dict[str, float] = {}
         for line in path.read_text().splitlines():
-            q, q0, doc, rank, _score, tag = line.split()
+            q, q0, doc, rank, score, tag = line.split()
             assert q0 == "Q0" and tag == path.stem and int(rank) == len(ranked[q]) + 1
+            assert float(score) < last.get(q, float("inf"))  # trec_eval orders by score: no ties to reorder the top
             ranked[q].append(doc)
+            last[q] = float(score)
         assert set(ranked) == set(queries) and all(len(set(d)) == 30 for d in ranked.values())
         per_run.append(ranked)
         for q, docs in ranked.items():
