@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import io
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ def test_many_lookups_are_merged_into_one_segment(tmp_path: Path, monkeypatch: p
     every = set().union(*pools)
     assert stored_ids(store) == every
     assert lookup_corpus([path], every, cache) == read_corpus([path], wanted=every)
-    rows = sum(len(passage_store.decode_segment(p.read_bytes())) for p in store.segments())
+    rows = sum(len(passage_store.decode_segment(p.read_bytes()) or []) for p in store.segments())
     assert rows == len(every)  # each passage once
 
 
@@ -148,3 +149,12 @@ def test_problems_read_back_from_the_store_are_those_of_the_full_scan(tmp_path: 
         with pytest.raises(InputError) as looked_up:
             lookup_corpus([path.name], {"a", "b", "c"}, "cache")
         assert [str(p) for p in looked_up.value.problems] == [str(p) for p in scan.value.problems]
+
+
+def test_a_segment_round_trips_and_anything_else_is_no_segment() -> None:
+    rows = [(3, "a", "x é"), (0, "not-here", None), (7, "c", ""), (9, "d\u00fc", "two\nlines")]
+    data = passage_store.encode_segment(rows)
+    assert passage_store.decode_segment(data) == rows
+    for bad in (data[:-3], b"junk", passage_store.MAGIC + zlib.compress(b"\x05" + b"\0" * 7),
+                passage_store.MAGIC + b"not zlib"):
+        assert passage_store.decode_segment(bad) is None

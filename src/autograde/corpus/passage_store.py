@@ -124,19 +124,26 @@ def encode_segment(rows: Sequence[Row]) -> bytes:
     return MAGIC + zlib.compress(body, 1)
 
 
-def decode_segment(data: bytes) -> list[Row]:
-    """The rows of one segment; a segment that is not whole raises ``ValueError`` (or ``zlib.error``)."""
+def decode_segment(data: bytes) -> list[Row] | None:
+    """The rows of one segment; None when it is not a whole segment (its checksum is checked by the reader)."""
     if not data.startswith(MAGIC):
-        raise ValueError("it does not start with the segment magic")
-    body = zlib.decompress(data[len(MAGIC):])
+        return None
+    try:
+        body = zlib.decompress(data[len(MAGIC):])
+    except zlib.error:
+        return None
+    if len(body) < 8:
+        return None
     n = int(np.frombuffer(body, dtype="<u8", count=1)[0])
+    if len(body) < 8 + 16 * n:
+        return None
     lines = np.frombuffer(body, dtype="<i8", count=n, offset=8).tolist()
     lengths = np.frombuffer(body, dtype="<i4", count=2 * n, offset=8 + 8 * n).reshape(-1, 2)
     start = 8 + 16 * n
     id_ends = start + np.cumsum(lengths[:, 0])
     text_ends = int(id_ends[-1] if n else start) + np.cumsum(np.maximum(lengths[:, 1], 0))
     if int(text_ends[-1] if n else start) != len(body):
-        raise ValueError("its length does not match its contents")
+        return None
     rows: list[Row] = []
     id_start, text_start = start, int(id_ends[-1]) if n else start
     for line, id_end, (_, text_len), text_end in zip(lines, id_ends.tolist(), lengths.tolist(), text_ends.tolist(),
@@ -171,9 +178,12 @@ class PassageStore:
         why = "its content does not match its name"
         if hashlib.sha256(data).hexdigest()[:32] == path.name[:-len(SUFFIX)]:
             try:
-                return decode_segment(data)
-            except (ValueError, UnicodeDecodeError, zlib.error) as exc:
-                why = str(exc)
+                rows = decode_segment(data)
+            except UnicodeDecodeError:
+                rows = None
+            if rows is not None:
+                return rows
+            why = "it is not a whole segment"
         logger.warning("passage store: %s is damaged (%s): removed, its passages are looked up again", path, why)
         with contextlib.suppress(OSError):
             path.unlink()
