@@ -6,7 +6,9 @@ Python process Snakemake starts then appends one line when it exits: its rule (j
 and CPU seconds from interpreter start to the end of the config load every rule script does first
 (:func:`autograde.workflow.context.script_setup`: Snakemake's script preamble, the imports, the config models) and
 from there to the exit (the rule's own work), and its peak resident memory (``VmHWM``). Nothing is recorded without
-the variable, and nothing the job computes changes (the probe only reads clocks).
+the variable, and nothing the job computes changes (the probe only reads clocks). With ``AUTOGRADE_JOBPROBE_PROFILE``
+naming a folder, each job's work (after its config load) also runs under cProfile, written to
+``<folder>/<rule>-<pid>.prof`` (``python -m pstats`` reads it).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import time
 
 _OUT = os.environ.get("AUTOGRADE_JOBPROBE")
+_PROFILE = os.environ.get("AUTOGRADE_JOBPROBE_PROFILE")
 
 
 def _cpu() -> float:
@@ -58,6 +61,11 @@ def _wrap(module: object) -> None:
         config = setup(snakemake)
         _REC.update(rule=getattr(snakemake, "rule", None), wildcards=dict(getattr(snakemake, "wildcards", {}) or {}),
                     setup_end=time.time(), setup_cpu=_cpu())
+        if _PROFILE:
+            import cProfile
+
+            _REC["profile"] = cProfile.Profile()
+            _REC["profile"].enable()
         return config
 
     module.script_setup = script_setup  # type: ignore[attr-defined]
@@ -85,6 +93,10 @@ def _write() -> None:
     if "rule" not in _REC:
         return  # not a rule job (Snakemake itself, a helper process)
     end, cpu = time.time(), _cpu()
+    if "profile" in _REC:
+        _REC["profile"].disable()
+        os.makedirs(_PROFILE, exist_ok=True)  # type: ignore[arg-type]
+        _REC["profile"].dump_stats(os.path.join(_PROFILE, f"{_REC['rule']}-{os.getpid()}.prof"))  # type: ignore[arg-type]
     start = _started()
     rec = {"rule": _REC["rule"], "wildcards": _REC["wildcards"], "pid": os.getpid(),
            "startup_seconds": round(_REC["setup_end"] - start, 3), "startup_cpu": round(_REC["setup_cpu"], 3),
