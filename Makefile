@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install bytecode example test test-deps test-fast system-deps lint clean-results dl20-synth lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env autojudge-base-env ppi-env data
+.PHONY: install bytecode example test test-deps test-fast system-deps lint clean-results dl20-synth rag-synth rag-synth-small lock vllm-env reproduce nuggetizer-env umbrela-env autojudge-env autojudge-base-env ppi-env data
 
 # constraints.txt pins every dependency to the versions the tests ran with (make lock rewrites it), so an
 # experiment rerun next year resolves the same versions. torch stays the CPU build here (GPU clusters: envs/).
@@ -162,6 +162,19 @@ dl20-synth: work/dl20-synth/.done
 work/dl20-synth/.done:
 	@test -f $(DATA_DIR)/dl20/qrels.dl20-passage.txt || { echo "make dl20-synth: $(DATA_DIR)/dl20 is missing: run make data first (it downloads the DL20 files; docs/data.md)" >&2; exit 2; }
 	$(PYTHON) tools/synth_dl20_runs.py work/dl20-synth --depth-text 10 --data $(DATA_DIR)/dl20
+	touch $@
+
+# A TREC RAG 2024-size synthetic experiment (300 queries, 100 runs x 100 passages, 20 of them with RAG answers, 10
+# generated questions per query) for config/experiments/rag-scale.yaml, and its scaled-down copy (30 queries x 10
+# runs) for rag-scale-small.yaml; made by tools/synth_rag_runs.py, nothing downloaded (docs/scale.md).
+rag-synth: work/rag-synth/.done
+work/rag-synth/.done: tools/synth_rag_runs.py | $(VENV)/.installed
+	$(PY) tools/synth_rag_runs.py work/rag-synth
+	touch $@
+
+rag-synth-small: work/rag-synth-small/.done
+work/rag-synth-small/.done: tools/synth_rag_runs.py | $(VENV)/.installed
+	$(PY) tools/synth_rag_runs.py work/rag-synth-small --queries 30 --runs 10 --answer-runs 2
 	touch $@
 
 # Rewrite constraints.txt from the environment the tests pass in.

@@ -83,7 +83,7 @@ def evaluation_counts(wd: Path) -> dict[str, int]:
     return total
 
 
-def verify(wd: Path) -> list[str]:
+def verify(wd: Path, config: str = "dl20.yaml", results: str = RESULTS) -> list[str]:
     """A from-scratch analysis of the same state (no per-query cache, every job forced; grades come from the grade
     cache): the files that differ from the incremental run's (stats files say how a result was made: left out)."""
     import shutil
@@ -91,10 +91,10 @@ def verify(wd: Path) -> list[str]:
     sys.path.insert(0, str(ROOT / "tools"))
     from results_digest import digests
 
-    before = digests(wd / RESULTS)
+    before = digests(wd / results)
     shutil.rmtree(wd / "cache" / "analysis", ignore_errors=True)
-    snakemake(wd, "--config", "experiment=dl20.yaml", "--forceall")
-    after = digests(wd / RESULTS)
+    snakemake(wd, "--config", f"experiment={config}", "--forceall")
+    after = digests(wd / results)
     keys = {k for k in set(before) | set(after) if not k.endswith(".stats.json")}
     return sorted(k for k in keys if before.get(k) != after.get(k))
 

@@ -309,6 +309,10 @@ CACHE_FOLDERS: tuple[CacheFolder, ...] = (
                 "costly: every query's bank is generated again"),
     CacheFolder("corpus-index", "the index of each corpus file (doc id -> where its line is), verified before use",
                 "safe: rebuilt on the next run (one pass over the corpus)"),
+    CacheFolder("passages", "the texts of the passages looked up in each corpus file (only those asked for: the "
+                "pooled passages, never a copy of the corpus), one store per file content, so a later lookup of the "
+                "same pool reads them instead of decoding the corpus again", "safe: looked up again through the "
+                "corpus index"),
     CacheFolder("datasets", "the queries and qrels of data.dataset written as files (ir_datasets keeps its downloads "
                 "in $IR_DATASETS_HOME)", "safe: rewritten from ir_datasets' own cache"),
     CacheFolder("embeddings", "the unit vectors of the texts the embedded grader encoded, one folder per model "
@@ -352,6 +356,10 @@ class CacheLayout:
     @property
     def corpus_index(self) -> str:
         return self.folder("corpus-index")
+
+    def passages(self, address: str) -> str:
+        """The passage store of one corpus file's content (its address: :mod:`autograde.corpus.passage_store`)."""
+        return f"{self.folder('passages')}/{address}"
 
     def dataset(self, address: str) -> str:
         return f"{self.folder('datasets')}/{address}"

@@ -11,7 +11,7 @@ import time
 import uuid
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from autograde.corpus.store import (
 )
 from autograde.io.corpus import is_tsv
 
+if TYPE_CHECKING:
+    from autograde.corpus.passage_store import Capture
+
 BUCKET_BITS = 6
 
 
@@ -59,9 +62,10 @@ class _LineCounts:
 
 
 def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems, chunk_bytes: int = CHUNK_BYTES,
-                checkpoint_bytes: int = CHECKPOINT_BYTES) -> dict[str, Any] | None:
+                checkpoint_bytes: int = CHECKPOINT_BYTES, capture: Capture | None = None) -> dict[str, Any] | None:
     """Stream ``path`` once into a new index in the empty ``folder``; return its manifest, or None when the file has
-    problems (they go to ``problems``) or changed while it was read."""
+    problems (they go to ``problems``) or changed while it was read. ``capture``: ids whose lines the pass keeps
+    (for the passage store)."""
     start_time = time.perf_counter()
     tsv = is_tsv(path)
     probs = Problems()
@@ -87,6 +91,8 @@ def build_index(path: str, fp: dict[str, Any], folder: Path, problems: Problems,
             counts.add(first_line, offset, newlines, end)
             n_lines = first_line - 1 + len(newlines) + (not chunk.endswith(b"\n"))
             e = chunk_entries(chunk, first_line, path, tsv, probs)
+            if capture is not None:
+                capture.scan(chunk, e.keys, e.starts, e.lengths, e.lines)
             entries = np.empty(len(e.keys), dtype=ENTRY)
             entries["key"] = e.keys
             entries["pos"] = ((offset + e.starts).astype(np.uint64) << np.uint64(LENGTH_BITS)) \

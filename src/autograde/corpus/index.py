@@ -48,11 +48,10 @@ locks).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +61,8 @@ from autograde.core.layout import CacheLayout
 from autograde.core.log import logger
 from autograde.core.text import CHUNK_BYTES
 from autograde.corpus.build import build_index
+from autograde.corpus.locks import file_lock
+from autograde.corpus.passage_store import Capture, PassageStore, remove_store, store_address
 from autograde.corpus.source import CHECKPOINT_BYTES, fingerprint, same_stamp
 from autograde.corpus.store import INDEX_FORMAT, MANIFEST, CorpusIndex, check_files, read_manifest, write_manifest
 
@@ -104,10 +105,11 @@ def verified(source: str, fp: dict[str, Any], folder: Path) -> tuple[CorpusIndex
 
 def open_index(path: str | Path, cache_dir: str | Path, problems: Problems,
                stale: tuple[CorpusIndex, str] | None = None, chunk_bytes: int = CHUNK_BYTES,
-               checkpoint_bytes: int = CHECKPOINT_BYTES) -> CorpusIndex | None:
+               checkpoint_bytes: int = CHECKPOINT_BYTES, capture: Capture | None = None) -> CorpusIndex | None:
     """The verified index of one corpus file, built first when missing, damaged or out of date; None when the file
     has problems. ``stale``: an index found not to match while reading it, and why (rebuilt unless another job
-    already did)."""
+    already did). ``capture``: ids whose records a build puts into the passage store of the file's content (with
+    those the store of its previous content held), read in the build's own pass."""
     p = str(path)
     try:
         fp = fingerprint(p)
@@ -139,14 +141,24 @@ def open_index(path: str | Path, cache_dir: str | Path, problems: Problems,
                 return index  # built by another job while this one waited
             if stale is not None:
                 why = stale[1]
-            return _rebuild(p, fp, folder, why, problems, chunk_bytes, checkpoint_bytes)
+            return _rebuild(p, fp, folder, why, problems, Build(cache_dir, chunk_bytes, checkpoint_bytes, capture))
     except OSError as exc:
         problems.add(root, None, f"cannot write the corpus index ({exc.strerror or exc})", CACHE_FIX)
         return None
 
 
-def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Problems, chunk_bytes: int,
-             checkpoint_bytes: int) -> CorpusIndex | None:
+@dataclass(frozen=True)
+class Build:
+    """How to build an index: the cache it goes to, the chunk and checkpoint sizes, the ids to capture."""
+
+    cache_dir: str | Path
+    chunk_bytes: int = CHUNK_BYTES
+    checkpoint_bytes: int = CHECKPOINT_BYTES
+    capture: Capture | None = None
+
+
+def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Problems, how: Build
+             ) -> CorpusIndex | None:
     root = folder.parent
     older = _older_indexes(root, fp["path"], folder)
     if why == "no index yet" and older:
@@ -157,11 +169,15 @@ def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Pr
                     folder, fp["size"] / 1e6)
     else:
         logger.warning("corpus %s: its passage index in %s is not used (%s): rebuilding it", path, folder, why)
+    previous = [m for m in (read_manifest(f)[0] for f in [folder, *older]) if m is not None]
+    capture = how.capture if how.capture is not None else Capture(set())
+    for m in previous:  # what the stores of the file's previous content held is read again from the new content
+        capture.extend(PassageStore(how.cache_dir, m).asked())
     tmp = root / f".tmp-{folder.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         tmp.mkdir()
-        manifest = build_index(path, fp, tmp, problems, chunk_bytes, checkpoint_bytes)
+        manifest = build_index(path, fp, tmp, problems, how.chunk_bytes, how.checkpoint_bytes, capture)
         if manifest is None:
             return None
         _install(tmp, folder)
@@ -174,6 +190,13 @@ def _rebuild(path: str, fp: dict[str, Any], folder: Path, why: str, problems: Pr
     for old in older:
         shutil.rmtree(old, ignore_errors=True)
         (root / LOCKS / old.name).unlink(missing_ok=True)
+    for m in previous:
+        if store_address(m) != store_address(manifest):
+            remove_store(how.cache_dir, m)
+    store = PassageStore(how.cache_dir, manifest)
+    new = capture.ids - set(store.asked())  # a rebuild of the same content (a damaged index) keeps its store
+    if new:
+        store.add(new, capture.records(path, bool(manifest["tsv"])))
     return CorpusIndex(path, folder, manifest)
 
 
@@ -205,27 +228,11 @@ def _older_indexes(root: Path, source: str, keep: Path) -> list[Path]:
     return out
 
 
-@contextlib.contextmanager
-def _locked(root: Path, name: str, wait: bool = True) -> Iterator[bool]:
-    """Hold the lock of one index address (``flock``; released by the kernel when the process dies). Yields whether
-    it is held: False when another process holds it and ``wait`` is False. Where the file system has no locks,
-    runs unlocked (a concurrent build is then wasted work, not a wrong index)."""
+def _locked(root: Path, name: str, wait: bool = True) -> contextlib.AbstractContextManager[bool]:
+    """Hold the lock of one index address; yields whether it is held (False: another process holds it and ``wait``
+    is False)."""
     (root / LOCKS).mkdir(exist_ok=True)
-    fd = os.open(root / LOCKS / name, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not wait:
-                yield False
-                return
-            logger.info("corpus index %s: another job is building it; waiting for it", root / name)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass
-        yield True
-    finally:
-        os.close(fd)
+    return file_lock(root / LOCKS / name, wait, f"corpus index {root / name}: another job is building it; waiting for it")
 
 
 def sweep(root: Path) -> None:

@@ -15,7 +15,6 @@ disk (read with ``pread`` or from the nearest checkpoint, not mapped).
 
 from __future__ import annotations
 
-import json
 import os
 import zlib
 from collections.abc import Iterable
@@ -27,6 +26,8 @@ from autograde.core.errors import Problems
 from autograde.core.ids import id_keys
 from autograde.core.log import progress
 from autograde.corpus.index import open_index
+from autograde.corpus.parse import line_record
+from autograde.corpus.passage_store import Capture, PassageStore
 from autograde.corpus.source import LineReader
 from autograde.corpus.store import (
     ENTRIES,
@@ -41,7 +42,7 @@ from autograde.corpus.store import (
     CorpusIndex,
     StaleIndexError,
 )
-from autograde.io.corpus import DocCollector, doc_from_json, doc_from_tsv
+from autograde.io.corpus import DocCollector
 
 BATCH = 256
 """Keys looked up at once: their entry blocks (4 KiB each, two where a key is a fence) are read together."""
@@ -124,17 +125,7 @@ def _fetch(reader: LineReader, index: CorpusIndex, offset: int, length: int) -> 
 
 def _record(index: CorpusIndex, raw: bytes) -> tuple[str, str]:
     """The record of one line (a line the build accepted: anything else means the file changed)."""
-    probs = Problems()
-    doc: tuple[str, str] | None = None
-    try:
-        line = raw.decode("utf-8").rstrip("\r")
-        if index.tsv:
-            doc = doc_from_tsv(index.source, 0, line, probs)
-        else:
-            rec = json.loads(line)  # checked when the index was built (duplicate keys included): no strict hook
-            doc = doc_from_json(index.source, 0, rec, probs) if isinstance(rec, dict) else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        pass
+    doc = line_record(index.source, index.tsv, raw)
     if doc is None:
         raise StaleIndexError("a line its index points to is not a record")
     return doc
@@ -179,10 +170,24 @@ def _lookup_index(index: CorpusIndex, wanted: list[str], keys: np.ndarray) -> li
     return found
 
 
+def lookup_stored(index: CorpusIndex, wanted: list[str], cache_dir: str | Path) -> list[tuple[int, str, str]]:
+    """``(line, doc_id, text)`` of every record of ``wanted`` in one indexed file, in file order: what the file's
+    passage store holds, and the rest through the index (then kept in the store). Raises
+    :class:`StaleIndexError` as :func:`lookup_index` does."""
+    store = PassageStore(cache_dir, index.manifest)
+    records, missing = store.get(wanted)
+    if missing:
+        more = lookup_index(index, missing, id_keys(missing))
+        store.add(missing, more)
+        records += more
+    return sorted(records)
+
+
 def lookup_corpus(paths: Iterable[str | Path], wanted: set[str], cache_dir: str | Path,
                   problems: Problems | None = None) -> dict[str, str]:
-    """Texts of the ``wanted`` ids in the corpus files, through their indexes (built on first use, rebuilt when they
-    do not match the file).
+    """Texts of the ``wanted`` ids in the corpus files, through their passage stores and indexes (an index is built
+    on first use and rebuilt when it does not match the file; what a lookup finds is kept in the store of the file's
+    content: :mod:`autograde.corpus.passage_store`).
 
     The same result and the same problems as :func:`autograde.io.corpus.read_corpus` with ``wanted``: empty texts
     and an id repeated with another text are problems naming file and line; malformed lines are reported when the
@@ -191,20 +196,19 @@ def lookup_corpus(paths: Iterable[str | Path], wanted: set[str], cache_dir: str 
     own = problems is None
     probs = problems if problems is not None else Problems()
     ids = sorted(wanted)
-    keys = id_keys(ids)
     found = DocCollector(probs)
     for path in paths:
-        index = open_index(path, cache_dir, probs)
+        index = open_index(path, cache_dir, probs, capture=Capture(set(ids)))
         if index is None or not ids:
             continue
         try:
-            records = lookup_index(index, ids, keys)
+            records = lookup_stored(index, ids, cache_dir)
         except StaleIndexError as exc:
-            index = open_index(path, cache_dir, probs, stale=(index, str(exc)))
+            index = open_index(path, cache_dir, probs, stale=(index, str(exc)), capture=Capture(set(ids)))
             if index is None:
                 continue
             try:
-                records = lookup_index(index, ids, keys)
+                records = lookup_stored(index, ids, cache_dir)
             except StaleIndexError as again:
                 probs.add(index.source, None, f"the file changed while its passages were read ({again})",
                           "run again once the file no longer changes")

@@ -139,3 +139,19 @@ def chunk_entries(chunk: bytes, first_line: int, path: str, tsv: bool, probs: Pr
     lines = Lines.of(arr)
     fast = _tsv_fast(arr, chunk, lines, first_line, path, probs) if tsv else _jsonl_fast(chunk, lines, first_line)
     return fast if fast is not None else _slow(chunk, lines, first_line, path, tsv, probs)
+
+
+def line_record(source: str, tsv: bool, raw: bytes) -> tuple[str, str] | None:
+    """``(doc_id, text)`` of one line the index build accepted (read back later); None when it is not a record (the
+    file changed since)."""
+    import json
+
+    probs = Problems()
+    try:
+        line = raw.decode("utf-8").rstrip("\r")
+        if tsv:
+            return doc_from_tsv(source, 0, line, probs)
+        rec = json.loads(line)  # checked when the index was built (duplicate keys included): no strict hook
+        return doc_from_json(source, 0, rec, probs) if isinstance(rec, dict) else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
