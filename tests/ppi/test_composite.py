@@ -186,3 +186,29 @@ def test_a_system_without_a_finite_estimate_is_left_out_of_the_fit() -> None:
     alone = fay_herriot(direct[keep], psi[keep], llm[keep], "one")
     assert np.isnan(composite[3]) and np.isnan(gamma[3])
     assert np.allclose(composite[keep], alone.estimate, atol=1e-12)
+
+
+@pytest.mark.parametrize("slope", ["fitted", "one"])
+def test_a_system_the_model_does_not_describe_keeps_its_direct_estimate(slope: str) -> None:
+    # 40 systems whose LLM-only values are their truth plus a common bias, and one whose LLM-only value is far above
+    # its truth (a run tuned to please the judge, at the bottom by its human value): it is set apart and keeps its
+    # direct estimate; the others are shrunk as before
+    truth, llm, psi, direct = _case(3, spread=0.01, noise=0.03)
+    llm, truth, direct = llm.copy(), truth.copy(), direct.copy()
+    truth[0], direct[0], llm[0] = 0.05, 0.06, truth.max() + 0.3
+    fit = fay_herriot(direct, psi, llm, slope)
+    assert fit.gamma[0] == 1.0 and fit.estimate[0] == direct[0]
+    assert np.argsort(-fit.estimate).tolist()[-1] == 0  # last, as its human value says (LLM-only: first)
+    clean = fay_herriot(direct[1:], psi[1:], llm[1:], slope)
+    assert np.allclose(fit.estimate[1:], clean.estimate, atol=1e-9)
+
+
+def test_under_the_model_a_system_is_set_apart_in_few_leaderboards() -> None:
+    rng = np.random.default_rng(11)
+    apart = 0
+    for _ in range(200):
+        truth = rng.uniform(0.2, 0.7, 50)
+        llm = truth + 0.1 + rng.normal(0.0, 0.03, 50)
+        direct = truth + rng.normal(0.0, 0.03, 50)
+        apart += bool(np.any(fay_herriot(direct, np.full(50, 0.03**2), llm, "one").gamma == 1.0))
+    assert apart / 200 <= 0.1  # the family-wise error rate of the check is 5%

@@ -13,6 +13,13 @@ equation ``sum_s (d_s - mu(A))^2 / (A + psi_s) = S - 1`` (``A = 0`` when even ``
 the sample shows no bias that differs between systems beyond its own noise, and every system keeps the LLM-only value
 shifted by ``mu``). When the biases differ a lot, ``gamma`` nears 1 and the composite nears the unbiased estimate.
 
+The model is checked against each system: under it ``(d_s - mu) / sqrt(A + psi_s)`` is standard normal, so a system
+beyond the Bonferroni-corrected two-sided critical value (family-wise error :data:`OUTLIER_ALPHA` over the
+leaderboard's systems) has a bias the model does not describe (a run tuned to please the judge: its LLM-only value
+far above what the sample shows). Such a system keeps its direct estimate (``gamma_s = 1``), and the model is fitted
+again on the others, until no further system is outside (a forward search; Rao and Molina 2015, section 6.3, on
+outlying areas). Where the model holds, a system is set apart in fewer than 5% of leaderboards.
+
 The composite is not design-unbiased (it borrows the LLM's order where the sample cannot check it, in proportion to
 what the sample shows of the LLM's bias), so the intervals, the differences and the groups stay those of the
 prediction-powered estimate; the composite only orders the leaderboard, where a smaller mean squared error per
@@ -31,10 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from autograde.core.errors import InvalidValueError
+from autograde.core.stats import normal_quantile
 
 BISECTIONS = 80
 """Halvings of the bracket of ``A`` (from [0, the unweighted variance of ``d``]): far below any float spacing."""
 
+
+OUTLIER_ALPHA = 0.05
+"""Family-wise error rate of the model check over a leaderboard's systems (a system outside is fitted apart)."""
 
 RELATIVE_FLOOR = 1e-12
 """The smallest ``A + psi`` a weight uses, relative to its leaderboard's largest."""
@@ -42,8 +53,9 @@ RELATIVE_FLOOR = 1e-12
 
 @dataclass(frozen=True)
 class Composite:
-    """The composite estimate per system (``(..., S)``), its weight ``gamma`` on the direct estimate, the fitted
-    spread ``A`` of the model's errors (``(...)``: one per leaderboard) and the model's synthetic value per system."""
+    """The composite estimate per system (``(..., S)``), its weight ``gamma`` on the direct estimate (1 for a system
+    set apart), the fitted spread ``A`` of the model's errors (``(...)``: one per leaderboard) and the model's
+    synthetic value per system."""
 
     estimate: np.ndarray
     gamma: np.ndarray
@@ -51,12 +63,13 @@ class Composite:
     synthetic: np.ndarray
 
 
-def _weights(a: np.ndarray, psi: np.ndarray) -> np.ndarray:
-    """``1 / (A + psi)``, each at most 1e12 times the smallest weight of its leaderboard (a system of zero
-    variance when ``A = 0`` would otherwise weigh infinitely, and the fit could not be solved)."""
+def _weights(a: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``1 / (A + psi)`` of the systems the model describes (0 for a system set apart), each at most 1e12 times the
+    smallest weight of its leaderboard (a system of zero variance when ``A = 0`` would otherwise weigh infinitely,
+    and the fit could not be solved)."""
     v = a[..., None] + psi
     floor = np.maximum(RELATIVE_FLOOR * v.max(axis=-1, keepdims=True), np.finfo(np.float64).tiny)
-    return 1.0 / np.maximum(v, floor)
+    return np.where(keep, 1.0 / np.maximum(v, floor), 0.0)
 
 
 def _fit(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -66,16 +79,33 @@ def _fit(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (x @ beta)[..., 0]
 
 
-def _moment(y: np.ndarray, x: np.ndarray, psi: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Fay and Herriot's moment function minus ``S - p`` (decreasing in ``A``)."""
-    w = _weights(a, psi)
-    return (w * (y - _fit(y, x, w)) ** 2).sum(axis=-1) - (y.shape[-1] - x.shape[-1])
+def _moment(y: np.ndarray, x: np.ndarray, psi: np.ndarray, a: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Fay and Herriot's moment function over the systems in ``keep`` minus their count less ``p`` (decreasing in
+    ``A``)."""
+    w = _weights(a, psi, keep)
+    return (w * (y - _fit(y, x, w)) ** 2).sum(axis=-1) - (keep.sum(axis=-1) - x.shape[-1])
+
+
+def _spread(y: np.ndarray, x: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``A`` solving the moment equation over the systems in ``keep`` (0 where even ``A = 0`` leaves it below)."""
+    n = keep.sum(axis=-1)
+    p = x.shape[-1]
+    unit = keep.astype(np.float64)
+    hi = (unit * (y - _fit(y, x, unit)) ** 2).sum(axis=-1) / np.maximum(n - p, 1)
+    lo = np.zeros(y.shape[:-1])
+    positive = (n > p) & (_moment(y, x, psi, lo, keep) > 0)
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2
+        up = _moment(y, x, psi, mid, keep) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return np.where(positive, (lo + hi) / 2, 0.0)
 
 
 def fay_herriot(direct: np.ndarray, variance: np.ndarray, synthetic: np.ndarray, slope: str = "fitted") -> Composite:
     """The composite of the direct estimates (``(..., S)``, with their estimated variances) and the synthetic
     values (``(S,)`` or ``(..., S)``); several leaderboards at once along the leading axes. ``slope``: ``fitted``
-    (the model ``M_s = beta_0 + beta_1 L_s + v_s``) or ``one`` (``beta_1 = 1``: only a mean bias)."""
+    (the model ``M_s = beta_0 + beta_1 L_s + v_s``) or ``one`` (``beta_1 = 1``: only a mean bias). Systems the model
+    does not describe (the module's model check) keep their direct estimate."""
     e = np.asarray(direct, dtype=np.float64)
     psi = np.broadcast_to(np.maximum(np.asarray(variance, dtype=np.float64), 0.0), e.shape)
     llm = np.broadcast_to(np.asarray(synthetic, dtype=np.float64), e.shape)
@@ -84,19 +114,17 @@ def fay_herriot(direct: np.ndarray, variance: np.ndarray, synthetic: np.ndarray,
     ones = np.ones(e.shape + (1,))
     x, y, offset = (np.concatenate([ones, llm[..., None]], axis=-1), e, 0.0) if slope == "fitted" else \
         (ones, e - llm, llm)
-    p = x.shape[-1]
-    if e.shape[-1] <= p:
-        a = np.zeros(e.shape[:-1])
-    else:
-        lo = np.zeros(e.shape[:-1])
-        hi = ((y - _fit(y, x, np.ones_like(y))) ** 2).sum(axis=-1) / (e.shape[-1] - p)
-        positive = _moment(y, x, psi, lo) > 0  # else A = 0
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            up = _moment(y, x, psi, mid) > 0
-            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
-        a = np.where(positive, (lo + hi) / 2, 0.0)
-    synthetic_fit = _fit(y, x, _weights(a, psi)) + offset
-    total = a[..., None] + psi
-    gamma = np.where(total > 0, a[..., None] / np.where(total > 0, total, 1.0), 1.0)
+    critical = normal_quantile(1.0 - OUTLIER_ALPHA / max(e.shape[-1], 1))
+    keep = np.ones(e.shape, dtype=bool)
+    for _ in range(e.shape[-1] + 1):  # each pass sets apart at least one more system, or ends
+        a = _spread(y, x, psi, keep)
+        fit = _fit(y, x, _weights(a, psi, keep))
+        total = a[..., None] + psi
+        z = np.abs(y - fit) / np.sqrt(np.where(total > 0, total, np.inf))
+        outside = keep & (z > critical) & (keep.sum(axis=-1, keepdims=True) > x.shape[-1] + 1)
+        if not outside.any():
+            break
+        keep &= ~outside
+    synthetic_fit = fit + offset
+    gamma = np.where(keep & (total > 0), a[..., None] / np.where(total > 0, total, 1.0), 1.0)
     return Composite(gamma * e + (1.0 - gamma) * synthetic_fit, gamma, a, synthetic_fit)
