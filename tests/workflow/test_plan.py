@@ -59,6 +59,8 @@ def test_the_plan_counts_what_the_example_run_computed_and_estimates_its_time_wi
     assert plan.seconds is not None and measured / 2 <= plan.seconds <= measured * 2, (plan.seconds, measured)
     text = format_plan([plan], source)
     assert f"| grading | minilm-questions | embedded | {stats['pairs']:,} | 0 | {stats['computed']:,} | " in text
+    assert f"- model jobs: {len(by_shard)} (one per shard" in text  # the cluster jobs of the model stage
+    assert "of it 0.00 hours in jobs of a GPU backend (hf, vllm" in text  # the embedded grader holds no GPU
 
     (done,), _ = plan_run(load_config(wd / "config.yaml"), wd / "config.yaml")
     assert done.cached == done.pairs == stats["pairs"] and done.to_compute == 0 and done.input_tokens == 0

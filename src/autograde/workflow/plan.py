@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograde.grading.registry import BACKENDS
 from autograde.pipeline.planning import GraderPlan, PlanOptions
 
 if TYPE_CHECKING:
@@ -82,10 +83,16 @@ def format_plan(plans: list[GraderPlan], source: str) -> str:
     if any(p.output_at_most for p in plans):
         lines.append("- output tokens marked <=: generate mode's token limit (the answers may be shorter; --measure "
                      "counts them)")
+    jobs = sum(max(len(p.shards), 1) for p in plans if p.to_compute)
+    lines.append(f"- model jobs: {jobs} (one per shard with prompts to compute; the analysis after them is a fixed "
+                 "set of jobs over all queries, docs/scale.md)")
     if any(p.seconds is not None for p in plans):
         total = sum(p.seconds or 0.0 for p in plans)
+        gpu_backends = sorted(b.name for b in BACKENDS.values() if b.gpu)
+        gpu = sum(p.seconds or 0.0 for p in plans if p.backend in gpu_backends)
         lines.append(f"- time: extrapolated from the measurement, each job with its start-up, one after another on "
-                     f"this node: {_duration(total)} in total")
+                     f"this node: {_duration(total)} in total; of it {gpu / 3600:.2f} hours in jobs of a GPU backend "
+                     f"({', '.join(gpu_backends)}: GPU-hours when measured on the cluster's GPU node)")
     else:
         lines.append("- time: --measure N times N prompts per grader on this node and extrapolates per shard")
     return "\n".join(lines) + "\n"
