@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from autograde.core.stats import t_quantile, t_two_sided_p
+from autograde.core.stats import round_scores, t_quantile, t_two_sided_p
 from autograde.metrics.estimable import EstimableMeasure
 from autograde.metrics.significance import holm
 from autograde.ppi.composite import fay_herriot
@@ -149,7 +149,8 @@ def _tables(measure: EstimableMeasure, ranked: RankedPool, pred: Gains, ppi: Mea
     sep = np.zeros((n, n), dtype=bool)
     sep[iu, ju] = sep[ju, iu] = p_holm < s.alpha
     composite, gamma = _composite(raw, se, llm, s.order)
-    key = raw if s.order == "estimate" else composite  # unprojected: ties at a range edge keep their order
+    # unprojected (ties at a range edge keep their order), ranked at the package's precision (core.stats.round_scores)
+    key = round_scores(raw if s.order == "estimate" else composite)
     order = sorted(range(n), key=lambda i: (not np.isfinite(key[i]), -key[i] if np.isfinite(key[i]) else 0.0,
                                             ranked.systems[i]))
     groups = groups_from(order, sep)

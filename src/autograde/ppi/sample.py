@@ -17,7 +17,7 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import PairKey
-from autograde.io.trec import qrels_lines
+from autograde.ppi.checks import read_human_judgments
 from autograde.ppi.design import Design
 from autograde.ppi.estimators import Round
 
@@ -33,31 +33,18 @@ class Sample:
 
 def read_judgments(path: str | Path, pool: Sequence[PairKey], levels: Sequence[int]
                    ) -> tuple[np.ndarray, dict[PairKey, int]]:
-    """The judged grade of every pool unit (NaN where not judged) and the line of every judgment; a judgment of a
-    pair outside the pool, a grade outside ``levels``, a malformed or repeated line are errors with file and line."""
+    """The judged grade of every pool unit (NaN where not judged) and the line of every judgment, read as the
+    pre-job checks read them (:func:`autograde.ppi.checks.read_human_judgments`): a pair outside the pool, a grade
+    outside ``levels``, a malformed line or two different grades of one pair are errors with file and line; an
+    identical repeat is a warning and counts once."""
     probs = Problems()
+    found = read_human_judgments(str(path), probs, levels, pool=set(pool))
+    probs.raise_if_any()
     index = {k: i for i, k in enumerate(pool)}
     grades = np.full(len(pool), np.nan)
-    lines: dict[PairKey, int] = {}
-    allowed = set(levels)
-    for n, q, d, g in qrels_lines(path, probs):
-        key = (q, d)
-        if key not in index:
-            probs.add(path, n, f"query {q!r} passage {d!r} is not in the pool, so no design could have drawn it",
-                      "judge only pooled passages (the worklist of autograde sample draw), or remove the line")
-            continue
-        if g not in allowed:
-            probs.add(path, n, f"grade {g} is not one of human_sample.levels {sorted(allowed)}",
-                      "use the grade scale of the design, or set human_sample.levels")
-            continue
-        if key in lines:
-            probs.add(path, n, f"query {q!r} passage {d!r} is judged twice (first on line {lines[key]})",
-                      "keep one judgment per passage")
-            continue
-        grades[index[key]] = g
-        lines[key] = n
-    probs.raise_if_any()
-    return grades, lines
+    for key, judgment in found.items():
+        grades[index[key]] = judgment.grade
+    return grades, {key: judgment.line for key, judgment in found.items()}
 
 
 def simple_random_rounds(grades: np.ndarray, rate: float | None) -> tuple[list[Round], dict[str, Any]]:
