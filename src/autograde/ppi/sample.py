@@ -17,9 +17,9 @@ import numpy as np
 
 from autograde.core.errors import Problems
 from autograde.core.ids import PairKey
-from autograde.ppi.checks import read_human_judgments
 from autograde.ppi.design import Design
 from autograde.ppi.estimators import Round
+from autograde.ppi.judgments import read_human_judgments
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Sample:
 def read_judgments(path: str | Path, pool: Sequence[PairKey], levels: Sequence[int]
                    ) -> tuple[np.ndarray, dict[PairKey, int]]:
     """The judged grade of every pool unit (NaN where not judged) and the line of every judgment, read as the
-    pre-job checks read them (:func:`autograde.ppi.checks.read_human_judgments`): a pair outside the pool, a grade
+    pre-job checks read them (:func:`autograde.ppi.judgments.read_human_judgments`): a pair outside the pool, a grade
     outside ``levels``, a malformed line or two different grades of one pair are errors with file and line; an
     identical repeat is a warning and counts once."""
     probs = Problems()
