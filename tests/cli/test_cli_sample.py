@@ -69,7 +69,7 @@ def test_an_empty_sample_is_an_error_not_certainty(tmp_path: Path, capsys: pytes
     assert main(["sample", "estimate", "--config", cfg, "--qrels", str(empty), "--design-file",
                  str(draw / "design.tsv")]) != 0
     err = capsys.readouterr().err
-    assert "no judgment of a pooled passage" in err and "judge the design's worklist" in err
+    assert "the file holds no judgment" in err and "judge the worklist first" in err  # as validate says it
 
 
 def test_estimate_without_a_draw_reads_the_configs_design(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
