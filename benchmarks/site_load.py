@@ -21,12 +21,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.devtools import open_devtools  # noqa: E402
+from support.devtools import DevTools, open_devtools  # noqa: E402
 
 GOAL_SECONDS = 2.0
 
 
-def load_seconds(dt, page: Path) -> tuple[float, list[str]]:  # type: ignore[no-untyped-def]
+def load_seconds(dt: DevTools, page: Path) -> tuple[float, list[str]]:
     """One load of ``page``: seconds from navigation start to the end of the load event, and the console errors."""
     errors = dt.open(page.as_uri())
     ms = dt.evaluate("performance.timing.loadEventEnd - performance.timing.navigationStart")

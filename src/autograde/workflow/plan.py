@@ -83,7 +83,7 @@ def format_plan(plans: list[GraderPlan], source: str) -> str:
     if any(p.output_at_most for p in plans):
         lines.append("- output tokens marked <=: generate mode's token limit (the answers may be shorter; --measure "
                      "counts them)")
-    jobs = sum(max(len(p.shards), 1) for p in plans if p.to_compute)
+    jobs = sum(sum(1 for s in p.shards if s.to_compute) if p.shards else 1 for p in plans if p.to_compute)
     lines.append(f"- model jobs: {jobs} (one per shard with prompts to compute; the analysis after them is a fixed "
                  "set of jobs over all queries, docs/scale.md)")
     if any(p.seconds is not None for p in plans):
