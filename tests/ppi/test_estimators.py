@@ -14,7 +14,7 @@ import pytest
 
 from autograde.core.survey import poisson_factor
 from autograde.metrics.estimable import estimable_measure
-from autograde.ppi.calibration import rank_strata
+from autograde.ppi.calibration import fold_of, rank_strata
 from autograde.ppi.design import round_probabilities
 from autograde.ppi.estimators import (
     FLOOR_DF,
@@ -301,8 +301,9 @@ def test_rank_strata_split_the_pool_by_how_many_systems_rank_a_unit_on_top() -> 
 @pytest.mark.parametrize("name", ["ndcg_cut_3", "ndcg", "map", "recall_3"])
 def test_a_miscalibrated_prediction_that_tells_the_grades_apart_gives_the_truth(name: str) -> None:
     """A prediction wrong on every unit's scale but with a different value for each true grade: once every cell
-    (predicted value x rank stratum) has a judged unit, the recalibrated prediction is the truth, and the coherent
-    ratio reads it in its numerator as in its normalizer: the truth, with zero width."""
+    (predicted value x rank stratum) has judged units in two cross-fitting folds (each fold's units are recalibrated
+    on the other folds' judgments), the recalibrated prediction is the truth, and the coherent ratio reads it in its
+    numerator as in its normalizer: the truth, with zero width."""
     keys, ranked, grades, _ = _small_case(seed=5, queries=3, per_query=6)
     # every threshold's predicted probability lands in its own bin per true grade: 0.05, 0.35, 0.65, 0.95 at
     # or above any grade, whatever the grade (a grade-3 passage is predicted 0.95 >= 1, >= 2 and >= 3 alike)
@@ -312,7 +313,11 @@ def test_a_miscalibrated_prediction_that_tells_the_grades_apart_gives_the_truth(
     strata = rank_strata(ranked)
     cell = grades.astype(int) + 4 * strata
     sampled = np.zeros(len(keys), dtype=bool)
-    sampled[[int(np.flatnonzero(cell == c)[0]) for c in np.unique(cell)]] = True
+    folds = fold_of(len(keys))
+    for c in np.unique(cell):  # the first unit of the cell in each of two folds
+        first = {int(folds[i]): int(i) for i in np.flatnonzero(cell == c)[::-1]}
+        assert len(first) >= 2, "every cell of this case has units in two folds"
+        sampled[sorted(first.values())[:2]] = True
     pi = np.full((1, len(keys)), 0.3)
     rounds = [Round(pi, sampled[None], 1.0)]
     m = estimable_measure(name)

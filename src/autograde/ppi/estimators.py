@@ -34,16 +34,11 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import t_quantile
 from autograde.core.survey import poisson_factor, pseudo_labels
 from autograde.metrics.estimable import EstimableMeasure
-from autograde.ppi.calibration import Reference, common_reference, rank_strata
+from autograde.ppi.calibration import Reference, common_reference, fold_of, rank_strata
 from autograde.ppi.intervals import bounded_interval
 from autograde.ppi.measures import Gains, Linearized, RankedPool, measure_range, sample_bounds
 from autograde.ppi.tuning_terms import combined_terms, one_error_variance, system_mean
 
-FOLDS = 5
-"""Cross-fitting folds of the power-tuning weight of a linear measure: the pool's units are split into this many
-fixed folds (seed :data:`FOLD_SEED`, independent of every sample); a fold's units use the weight fitted on the
-other folds' sampled units."""
-FOLD_SEED = 29
 FLOOR_DF = 3.0
 """Degrees of freedom of a variance raised to the one-error floor: with no error seen where the measure reads,
 Poisson sampling still allows about ``-ln(0.05) / pi = 3 / pi`` erroneous units at 95% ("rule of three"), an error
@@ -141,8 +136,8 @@ def needed_gains(measures: list[EstimableMeasure]) -> set[str]:
 
 
 def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool, needs: set[str],
-                 ranked: RankedPool, strata: np.ndarray | None = None, common: Reference | None = None
-                 ) -> tuple[Gains, Gains, Gains, dict[str, np.ndarray]]:
+                 ranked: RankedPool, strata: np.ndarray | None = None, common: Reference | None = None,
+                 folds: np.ndarray | None = None) -> tuple[Gains, Gains, Gains, dict[str, np.ndarray]]:
     """(pseudo-labels, residuals, reference, the counts' g-weights) of one round (residuals are 0 where a unit is not
     in the round); only the gain types in ``needs`` are computed (the others are empty). The counts of the ratio
     measures (``ge``, ``counted``) read the reference (``common``, else :func:`common_reference` of this round
@@ -167,7 +162,7 @@ def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool,
     reference: dict[str, np.ndarray] = {}
     if needs & {"ge", "counted"}:
         ref = common or common_reference(predicted, observed, [replace(r, weight=1.0)], recalibrate, needs, ranked,
-                                         strata)
+                                         strata, folds)
         if "ge" in needs:
             reference["ge"] = ref.ge
             pseudo["ge"] = ps(ref.ge, observed.ge, True)
@@ -191,11 +186,6 @@ def zero_gains(g: Gains) -> Gains:
     """Gains of zero everywhere (the human-only estimate's prediction)."""
     return Gains(np.zeros_like(g.rel), np.zeros_like(g.gain), np.zeros_like(g.ge), g.thresholds, g.steps,
                  None if g.rel_count is None else np.zeros_like(g.rel_count))
-
-
-def fold_of(n_units: int, folds: int = FOLDS) -> np.ndarray:
-    """The fixed cross-fitting fold of every pool unit (balanced, shuffled with :data:`FOLD_SEED`)."""
-    return np.asarray(np.random.default_rng(FOLD_SEED).permutation(n_units) % folds, dtype=np.int64)
 
 
 def _clipped_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -312,7 +302,7 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
     measure for all systems, minimizing the summed variance of the differences between every two systems (PPI++
     scalarizes a vector estimand this way; the same estimator for every system, so errors the systems share, such
     as a query's ideal DCG, still cancel in their differences); ``system``: one weight per system, minimizing its
-    own variance (the narrowest interval of each system on its own). Cross-fitted over :data:`FOLDS` folds for the linear measures (they stay exactly
+    own variance (the narrowest interval of each system on its own). Cross-fitted over :data:`~autograde.ppi.calibration.FOLDS` folds for the linear measures (they stay exactly
     unbiased), fitted on the whole round for the others. ``variance_floor``: a
     variance below :func:`~autograde.ppi.tuning_terms.one_error_variance` (the sample shows fewer errors than one
     maximal one) is raised to it, with :data:`FLOOR_DF` degrees of freedom. nDCG, AP and recall read their
@@ -327,13 +317,14 @@ def estimate_measures(measures: list[EstimableMeasure], ranked: RankedPool, pred
         raise InvalidValueError(f"power_tuning must be none, leaderboard or system, got {power_tuning!r}")
     tuning, shared = power_tuning != "none", power_tuning == "leaderboard"
     tuning = tuning and any(m.linear or tune_nonlinear for m in measures)
-    fold = fold_of(ranked.n_units) if tuning else np.zeros(0, dtype=np.int64)
+    fold = fold_of(ranked.n_units)
     zero = zero_gains(predicted)
     strata = rank_strata(ranked)
     ratio = bool(needs & {"ge", "counted"})
-    common = common_reference(predicted, observed, rounds, recalibrate, needs, ranked, strata) if ratio else None
-    h_common = common_reference(zero, observed, rounds, recalibrate, needs, ranked, strata) if ratio and tuning \
+    common = common_reference(predicted, observed, rounds, recalibrate, needs, ranked, strata, fold) if ratio \
         else None
+    h_common = common_reference(zero, observed, rounds, recalibrate, needs, ranked, strata, fold) \
+        if ratio and tuning else None
     for r in rounds:
         pseudo, resid, ref, scale = _round_gains(predicted, observed, r, recalibrate, needs, ranked, strata, common)
         h_pseudo, h_resid, h_ref, h_scale = _round_gains(zero, observed, r, recalibrate, needs, ranked, strata,
