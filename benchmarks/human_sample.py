@@ -88,6 +88,16 @@ TAIL_BUDGET = 0.10
 """The budget whose worst tails go to docs/measurements.json."""
 WITHIN = 5
 """The gamed run's rank counts as found when it is within this many places of its full-human rank."""
+ORDERS = {"composite": "", "composite-fitted": "_fitted"}
+"""The composite orders the simulation computes on the same samples (the workflow's ``order`` values), and the
+suffix of their rows' keys (``tau_composite``, ``gamed_composite_within``, ...)."""
+
+
+def default_order_suffix() -> str:
+    """The key suffix of the workflow's default order (``human_sample.order``): the headline reports that order."""
+    from autograde.config.human_sample import HumanSampleConfig
+
+    return ORDERS[str(HumanSampleConfig.model_fields["order"].default)]
 
 
 @dataclass
@@ -310,7 +320,7 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
     lin = [estimable_measure(m).linear for m in measures]
     powers = sorted({power_of(v, x) for v in variants for x in lin})
     keys = ("cover", "hcover", "ratio", "err", "half", "outside", "tau", "ctau", "ctauf", "htau", "size", "lam",
-            "floored", "grank_c", "grank_e")
+            "floored", "grank_c", "grank_cf", "grank_e")
     acc: dict[tuple[str, str], dict[str, list[Any]]] = {(m, v): {k: [] for k in keys} for m in measures
                                                           for v in variants}
     for start in range(0, reps, chunk):
@@ -340,10 +350,10 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
                 a["outside"].append(((est < low) | (est > high) | (lo < low) | (hi > high))[:, keep])
                 psi = np.asarray(e.variance if floor else e.raw_variance)
                 comp = fay_herriot(e.estimate, psi, llm[m], "one").estimate
+                comp_f = fay_herriot(e.estimate, psi, llm[m], "fitted").estimate
                 a["tau"].append(kendall_matrix(e.estimate[:, keep], t[keep]))
                 a["ctau"].append(kendall_matrix(comp[:, keep], t[keep]))
-                a["ctauf"].append(kendall_matrix(fay_herriot(e.estimate, psi, llm[m], "fitted").estimate[:, keep],
-                                                 t[keep]))
+                a["ctauf"].append(kendall_matrix(comp_f[:, keep], t[keep]))
                 a["htau"].append(kendall_matrix(h.estimate[:, keep], t[keep]))
                 a["size"].append(size)
                 lam = np.asarray(e.lam)  # always set by estimate_measures
@@ -352,6 +362,7 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
                                     else np.zeros(int(keep.sum()) * b))
                 if gamed is not None:
                     a["grank_c"].append(rank_of(comp, gamed))
+                    a["grank_cf"].append(rank_of(comp_f, gamed))
                     a["grank_e"].append(rank_of(e.estimate, gamed))
     rows = []
     for m in measures:
@@ -385,12 +396,14 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
             if gamed is not None:
                 g = int(gamed)
                 human_rank = int(rank_of(t[None], g)[0])
-                comp_rank, est_rank = np.concatenate(a["grank_c"]), np.concatenate(a["grank_e"])
+                est_rank = np.concatenate(a["grank_e"])
                 row.update(gamed=True, gamed_human_rank=human_rank, gamed_llm_rank=int(rank_of(llm[m][None], g)[0]),
-                           gamed_composite_within=float((np.abs(comp_rank - human_rank) <= WITHIN).mean()),
                            gamed_estimate_within=float((np.abs(est_rank - human_rank) <= WITHIN).mean()),
-                           gamed_composite_rank_median=float(np.median(comp_rank)),
                            gamed_estimate_rank_median=float(np.median(est_rank)))
+                for suffix, key in (("", "grank_c"), ("_fitted", "grank_cf")):
+                    comp_rank = np.concatenate(a[key])
+                    row[f"gamed_composite{suffix}_within"] = float((np.abs(comp_rank - human_rank) <= WITHIN).mean())
+                    row[f"gamed_composite{suffix}_rank_median"] = float(np.median(comp_rank))
             rows.append(row)
     return rows
 
@@ -528,19 +541,26 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                   "Per prediction, a run that ranks first the passages the prediction grades relevant and the human "
                   "judgments do not (then the rest by the prediction's grade) is added to the systems. Its rank under "
                   "full human judgments and under the LLM-only leaderboard, and the share of samples in which its "
-                  f"rank under the composite order (and under the estimate) is within {WITHIN} of its full-human rank "
+                  f"rank under the composite orders (and under the estimate) is within {WITHIN} of its full-human rank "
                   "(median rank beside); the taus leave it out.", "",
                   "| measure | prediction | design | budget | variant | full-human rank | LLM-only rank | composite: "
-                  f"within {WITHIN} (median rank) | estimate: within {WITHIN} (median rank) | coverage mean / worst |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  f"within {WITHIN} (median rank) | composite, fitted slope: within {WITHIN} (median rank) | "
+                  f"estimate: within {WITHIN} (median rank) | coverage mean / worst |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in gamed:
             lines.append(f"| {r['measure']} | {r['prediction']} | {r['design']} | {r['budget']:.0%} | {r['variant']} "
                          f"| {r['gamed_human_rank']} | {r['gamed_llm_rank']} | {r['gamed_composite_within']:.3f} "
-                         f"({r['gamed_composite_rank_median']:.0f}) | {r['gamed_estimate_within']:.3f} "
+                         f"({r['gamed_composite_rank_median']:.0f}) | {_gamed(r, '_fitted')} | "
+                         f"{r['gamed_estimate_within']:.3f} "
                          f"({r['gamed_estimate_rank_median']:.0f}) | {r['coverage_mean']:.3f} / "
                          f"{r['coverage_worst']:.3f} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _gamed(row: dict[str, Any], suffix: str) -> str:
+    key = f"gamed_composite{suffix}_within"
+    return f"{row[key]:.3f} ({row[f'gamed_composite{suffix}_rank_median']:.0f})" if key in row else "-"
 
 
 def _cells(rows: list[dict[str, Any]], budgets: list[float]) -> list[tuple[str, float, list[dict[str, Any]]]]:
@@ -555,6 +575,7 @@ def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     design, the lowest coverage, the worst tails and the estimates outside the range, the narrowest prediction's width
     ratio and its taus, for the workflow's default variant; then the gamed run's ranks."""
     default = meta.get("default_variant", DEFAULT_VARIANT)
+    c = default_order_suffix()
     mine = [r for r in rows if r["variant"] == default and not r.get("gamed")]
     lines = [f"{repetitions(meta)}; {len(meta['predictions'])} predictions x {len(meta['designs'])} designs x "
              f"{len(meta['budgets'])} budgets; {meta['systems']} systems, {meta['pool']} pooled passages; estimates: "
@@ -571,7 +592,7 @@ def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                      f"{max(r['share_off_0.1'] for r in sub):.3f} / {max(r['share_off_0.5'] for r in sub):.3f} | "
                      f"{max(r['outside_range'] for r in sub):.3f} | {best['prediction']} "
                      f"({best['width_ratio']:.2f}, {best['design']}) | {best['tau_ppi']:.3f} | "
-                     f"{_tau(best, 'tau_composite')} | {best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
+                     f"{_tau(best, f'tau_composite{c}')} | {best['tau_llm']:.3f} | {best['tau_human']:.3f} |")
     gamed = [r for r in rows if r.get("gamed") and r["variant"] == default]
     if gamed:
         lines += ["", f"The gamed run (one per prediction; its rank within {WITHIN} of its full-human rank: share of "
@@ -579,11 +600,11 @@ def headline(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                   "| measure | budget | full-human rank | LLM-only rank (best for the gamer) | composite within "
                   f"{WITHIN} | estimate within {WITHIN} |", "|---|---|---|---|---|---|"]
         for m, b, sub in _cells(gamed, sorted({r["budget"] for r in gamed})):
-            worst = min(sub, key=lambda r: r["gamed_composite_within"])
+            worst = min(sub, key=lambda r: r[f"gamed_composite{c}_within"])
             lines.append(f"| {m} | {b:.0%} | {min(r['gamed_human_rank'] for r in sub)}-"
                          f"{max(r['gamed_human_rank'] for r in sub)} | {min(r['gamed_llm_rank'] for r in sub)} | "
-                         f"{worst['gamed_composite_within']:.3f} (median rank "
-                         f"{worst['gamed_composite_rank_median']:.0f}) | "
+                         f"{worst[f'gamed_composite{c}_within']:.3f} (median rank "
+                         f"{worst[f'gamed_composite{c}_rank_median']:.0f}) | "
                          f"{min(r['gamed_estimate_within'] for r in sub):.3f} |")
     return "\n".join(lines) + "\n"
 
@@ -592,6 +613,7 @@ def summary(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     """What docs/measurements.json keeps under ``human_sample``: the worst tails over the headline configurations at
     :data:`TAIL_BUDGET`, the lowest coverages at 5% and above, the taus' margins, the gamed run's share."""
     default = meta.get("default_variant", DEFAULT_VARIANT)
+    c = default_order_suffix()
     mine = [r for r in rows if r["variant"] == default and not r.get("gamed")]
     out: dict[str, Any] = {"collection": meta["collection"], "reps": meta["reps"], "systems": meta["systems"],
                            "predictions": meta["predictions"], "designs": meta["designs"], "budgets": meta["budgets"],
@@ -610,14 +632,15 @@ def summary(rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
                                   "lowest_worst_system": round(min(r["coverage_worst"] for r in goal), 4),
                                   "outside_range": max(r["outside_range"] for r in goal),
                                   "share_off_0.5": max(r["share_off_0.5"] for r in goal)}
-            out["tau"][m] = {"composite_minus_human_min": round(min(r["tau_composite"] - r["tau_human"]
+            out["tau"][m] = {"composite_minus_human_min": round(min(r[f"tau_composite{c}"] - r["tau_human"]
                                                                     for r in mine if r["measure"] == m), 4),
                              "composite_minus_llm_min_10_20": round(min(
-                                 (r["tau_composite"] - r["tau_llm"] for r in goal if r["budget"] >= 0.10),
+                                 (r[f"tau_composite{c}"] - r["tau_llm"] for r in goal if r["budget"] >= 0.10),
                                  default=float("nan")), 4)}
     gamed = [r for r in rows if r.get("gamed") and r["variant"] == default]
     if gamed:
-        out["gamed"] = {m: {f"{b:g}": {"composite_within_min": round(min(r["gamed_composite_within"] for r in sub), 4),
+        out["gamed"] = {m: {f"{b:g}": {"composite_within_min": round(min(r[f"gamed_composite{c}_within"]
+                                                                         for r in sub), 4),
                                         "estimate_within_min": round(min(r["gamed_estimate_within"] for r in sub), 4),
                                         "human_rank": sorted({r["gamed_human_rank"] for r in sub}),
                                         "llm_rank": sorted({r["gamed_llm_rank"] for r in sub})}
@@ -643,13 +666,14 @@ def run_config(job: tuple[str, str, float, tuple[str, ...], int, bool]) -> list[
         ranked, truth, llm, weight_w, gamed = st["ranked"], st["truth"], st["llm"][name], st["weight_w"], None
     rows = simulate(name, st["preds"][name], design, frac, list(ms), reps, chunk, ranked, st["col"].grades, truth,
                     llm, weight_w, st["variants"], gamed)
+    c = default_order_suffix()
     for r in rows:
         extra = (f" gamed: human {r['gamed_human_rank']} llm {r['gamed_llm_rank']} composite within "
-                 f"{r['gamed_composite_within']:.3f}") if r.get("gamed") else ""
+                 f"{r[f'gamed_composite{c}_within']:.3f}") if r.get("gamed") else ""
         print(f"{name[:14]:>14} {design:>13} {frac:4.0%} {r['measure']:>11} {r['variant']:>11}: cover "
               f"{r['coverage_mean']:.3f} worst {r['coverage_worst']:.3f} p99 {r['p99_abs_error']:.3f} max "
               f"{r['max_abs_error']:.3f} off>0.5 {r['share_off_0.5']:.3f} width {r['width_ratio']:.2f} tau "
-              f"{r['tau_ppi']:.3f} composite {r['tau_composite']:.3f} llm {r['tau_llm']:.3f} human "
+              f"{r['tau_ppi']:.3f} composite {r[f'tau_composite{c}']:.3f} llm {r['tau_llm']:.3f} human "
               f"{r['tau_human']:.3f}{extra} ({time.perf_counter() - t1:.0f} s)", flush=True)
     return rows
 

@@ -1,7 +1,8 @@
 """The tables of the human-sample estimates: per prediction, measure and system the LLM-only value, the
 human-only estimate and the prediction-powered estimate with their intervals; every pair of systems compared
 (Holm-corrected); a leaderboard with the groups the data cannot separate, ordered by the composite of the estimate and
-the LLM-only value (:mod:`autograde.ppi.composite`; ``order: composite-fitted``: its model with a fitted slope;
+the LLM-only value (:mod:`autograde.ppi.composite`; ``order: composite-fitted``, the default: its regression form with
+a fitted slope; ``order: composite``: the slope fixed at one;
 ``order: estimate``: by the estimate itself).
 
 Groups: walking down the leaderboard, a system joins the current group while no Holm-corrected comparison
@@ -44,7 +45,7 @@ class Settings:
     power_tuning: str = "leaderboard"
     variance_floor: bool = True
     tune_nonlinear: bool = False
-    order: str = "composite"
+    order: str = "composite-fitted"
 
 
 def _query_stats(per_query: np.ndarray, evaluated: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
