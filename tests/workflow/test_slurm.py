@@ -151,7 +151,7 @@ def write_dataset(root: Path) -> Path:
 
 def smk_cmd(workdir: Path, *extra: str, slurm: bool) -> list[str]:
     if not slurm:
-        return workflow_command(workdir, "--set-threads", "grade=1", *extra)
+        return workflow_command(workdir, *extra, "--set-threads", "grade=1")  # extra may end with targets
     # The cluster has 2 CPUs (--cores also caps the CPUs of group jobs). Poll SLURM every 5 s instead of
     # 20 s: the plugin adds 10 s to the interval after every poll that finds no finished job, so with
     # jobs of 10-20 s here, 5 s finds most of them at the second poll (20 s after submission).
