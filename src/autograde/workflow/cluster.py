@@ -78,16 +78,14 @@ def parse_assignments(value: Any, cast: Callable[[str], T], key: str, where: str
     return out
 
 
-def _components(value: str) -> int:
-    n = int(value)
-    if n < 1:
-        raise ValueError(value)
-    return n
-
-
 def parse_group_components(value: Any, where: str = "", key: str = "group-components") -> dict[str, int]:
     """``group-components`` as Snakemake takes it (``NAME=N`` items or a mapping; N >= 1) as a dict."""
-    return parse_assignments(value, _components, key, where)
+    out = parse_assignments(value, int, key, where)
+    bad = [f"{k}={n}" for k, n in out.items() if n < 1]
+    if bad:
+        raise ConfigError(f"{where}{key}: {bad[0]} is not valid: a group job holds at least 1 part (fix: e.g. "
+                          "analysis=10)")
+    return out
 
 
 def profile_grouping(profile: str | Path) -> tuple[dict[str, int], dict[str, str]]:
