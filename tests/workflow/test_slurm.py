@@ -69,7 +69,7 @@ WORDS = ("river stone garden winter market engine paper window silver forest bri
 SUBMITTED_RE = re.compile(r"has been submitted with SLURM jobid (\d+)")
 RAG_BUDGET_S = 420.0
 """The RAG test's two Snakemake runs (side by side) must fit in this: a guard against a hung cluster (the test takes
-about 200 s on 2 shared cores: the four grading shards run two at a time on the 2-CPU cluster)."""
+200-230 s on 2 shared cores: the four grading shards run two at a time on the 2-CPU cluster)."""
 RAG_TINY = ["--queries", "4", "--runs", "6", "--depth", "30", "--answer-runs", "2", "--candidates", "300",
             "--families", "3", "--questions", "5"]
 """tools/synth_rag_runs.py's experiment at 4 queries x 8 systems (2 with RAG answers), 5 questions per query."""
