@@ -16,19 +16,27 @@ What it asserts, in one cluster session (see tests/support/local_cluster.py for 
    (``--gpus=1``: TresPerJob=gres:gpu:1, one fake GPU allocated) and fails at once with the message of
    ``autograde.pipeline.jobs.require_gpu`` (this machine has no CUDA device; the hf model is never loaded).
 
-The five Snakemake runs of the test (apt-get install and cluster start excluded) must fit in BUDGET_S.
+4. The scaled-down TREC RAG experiment (``config/experiments/rag-scale-small.yaml`` unchanged, on a tiny copy of its
+   data made by ``tools/synth_rag_runs.py``), in the same cluster session: the run submits exactly the cluster
+   jobs ``autograde plan`` counts (:func:`autograde.workflow.cluster.cluster_jobs`: the grading shards, ingest and
+   pool each on their own, the analysis rules as group jobs), the analysis group job ran all its rules in one SLURM
+   job (its log shows each), and the qrels, leaderboards and correlation are byte-identical to a local run.
+
+The five Snakemake runs of the first test (apt-get install and cluster start excluded) must fit in BUDGET_S.
 Skips (with the reason) when not root, or when apt-get is missing or cannot install slurm/munge (no network),
 or when /etc/slurm/slurm.conf belongs to another SLURM installation.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -43,6 +51,7 @@ from support.mini import MINI_BANK, write_mini_dataset
 
 from autograde.core.runtime import gpu_visibility
 from autograde.pipeline.shards import shard_assignment
+from autograde.workflow.cluster import cluster_jobs
 from autograde.workflow.doctor import _sinfo_gpu_partitions
 
 BUDGET_S = 600.0
@@ -58,6 +67,12 @@ FILLERS = 150
 WORDS = ("river stone garden winter market engine paper window silver forest bridge lantern harbor meadow "
          "copper violin").split()
 SUBMITTED_RE = re.compile(r"has been submitted with SLURM jobid (\d+)")
+RAG_BUDGET_S = 420.0
+"""The RAG test's two Snakemake runs (side by side) must fit in this: a guard against a hung cluster (the test takes
+200-230 s on 2 shared cores: the four grading shards run two at a time on the 2-CPU cluster)."""
+RAG_TINY = ["--queries", "4", "--runs", "6", "--depth", "30", "--answer-runs", "2", "--candidates", "300",
+            "--families", "3", "--questions", "5"]
+"""tools/synth_rag_runs.py's experiment at 4 queries x 8 systems (2 with RAG answers), 5 questions per query."""
 
 
 class Budget:
@@ -136,7 +151,7 @@ def write_dataset(root: Path) -> Path:
 
 def smk_cmd(workdir: Path, *extra: str, slurm: bool) -> list[str]:
     if not slurm:
-        return workflow_command(workdir, "--set-threads", "grade=1", *extra)
+        return workflow_command(workdir, *extra, "--set-threads", "grade=1")  # extra may end with targets
     # The cluster has 2 CPUs (--cores also caps the CPUs of group jobs). Poll SLURM every 5 s instead of
     # 20 s: the plugin adds 10 s to the interval after every poll that finds no finished job, so with
     # jobs of 10-20 s here, 5 s finds most of them at the second poll (20 s after submission).
@@ -379,6 +394,61 @@ def _scenarios(cluster: LocalSlurm, tmp: Path, runs: Runs, budget: Budget) -> No
     grade_log = (gpu_wd / "logs/grade/llm/1-of-2.log").read_text()
     assert "grader llm shard 1-of-2 (backend hf, device cuda) needs a GPU, but none is visible" in grade_log, grade_log[-2000:]
     assert "options.device: cpu" in grade_log
+
+
+@pytest.mark.cluster
+@pytest.mark.serial
+@pytest.mark.slow
+def test_rag_scale_on_slurm_submits_the_planned_grouped_jobs(cluster: LocalSlurm, tmp_path: Path) -> None:
+    local, wd = tmp_path / "local", tmp_path / "slurm"
+    t0 = time.monotonic()
+    for d in (local, wd):
+        subprocess.run([sys.executable, str(REPO / "tools" / "synth_rag_runs.py"),
+                        str(d / "work" / "rag-synth-small"), *RAG_TINY], check=True, capture_output=True, timeout=120)
+        shutil.copy(REPO / "config" / "experiments" / "rag-scale-small.yaml", d / "config.yaml")  # unchanged
+    plan = cluster_jobs(wd / "config.yaml", wd)  # what autograde plan says, under profiles/slurm
+    budget = Budget(RAG_BUDGET_S)
+    budget.mark(f"data and plan in {time.monotonic() - t0:.1f} s")
+    runs = Runs(cluster, budget)
+    shards = yaml.safe_load((wd / "config.yaml").read_text())["grading"]["shards"]
+    analysis_jobs, analysis_parts, analysis_group_jobs = plan.groups["analysis"]
+    # two unconnected parts (the retrieval metrics need no grades), one group job: the profile allows 10 parts
+    assert plan.own == {"ingest": 1, "pool": 1, "grade": shards} and (analysis_parts, analysis_group_jobs) == (2, 1)
+    assert plan.local == {"all": 1} and plan.snakemake_jobs == 2 + shards + analysis_jobs + 1, plan
+    try:
+        # the reference: only the compared outputs (the reports and the site are left out: less CPU beside the
+        # cluster run)
+        local_run = runs.start(local, "results/rag-scale-small/correlation.tsv", slurm=False)
+        rc, log = runs.run(wd, "--slurm-keep-successful-logs", cap=RAG_BUDGET_S)
+        assert rc == 0, log[-4000:]
+        budget.mark("SLURM run")
+        ids = submitted(log)
+        assert len(ids) == plan.cluster_jobs, f"{len(ids)} jobs submitted, {plan.cluster_jobs} planned"
+        recs = job_records(cluster, ids)
+        assert all(r["JobState"] == "COMPLETED" for r in recs.values()), {i: r["JobState"] for i, r in recs.items()}
+        kinds = collections.Counter(kind(r).split(":")[0] for r in recs.values())
+        assert kinds == {"ingest": 1, "pool": 1, "grade": shards, "analysis": analysis_group_jobs}, kinds
+        group_id = next(i for i, r in recs.items() if kind(r) == "analysis")
+        # the group job's own log (kept: --slurm-keep-successful-logs): the Snakemake inside that one SLURM job
+        # ran every job of the group, each unconnected part as a job step (srun) of its own
+        group_log = next((wd / "logs" / "slurm").glob(f"group_analysis*/{group_id}.log")).read_text()
+        assert f"{analysis_jobs} of {analysis_jobs} steps (100%) done" in group_log, group_log[-3000:]
+        ran = collections.Counter(re.findall(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", group_log, re.M))
+        assert sum(ran.values()) == 2 * analysis_jobs, ran  # once in its step, once in the job's own count
+        assert {"merge_grades", "rubric_qrels", "leaderboards", "retrieval_metrics", "site"} <= set(ran), ran
+        snakemakes = len(re.findall(r"^SNAKEMAKE\n=+$", group_log, re.M))  # the job's own, one per step
+        assert snakemakes == 1 + analysis_parts, group_log[-3000:]
+        rc, log_local = runs.wait(local_run, cap=RAG_BUDGET_S)
+        assert rc == 0, log_local[-4000:]
+        budget.mark("local run")
+    finally:
+        runs.close()
+        print(f"\nSLURM RAG test phases (s since start): {budget.marks}; {plan.cluster_jobs} cluster jobs for "
+              f"{plan.snakemake_jobs} Snakemake jobs")
+    ours = compared_files(wd / "results" / "rag-scale-small")
+    ref = compared_files(local / "results" / "rag-scale-small")
+    assert list(ours) == list(ref) and len(ours) >= 10, list(ours)
+    assert [k for k in ours if ours[k] != ref[k]] == [], "SLURM and local results differ"
 
 
 def _wait_for_grading_then_cancel(cluster: LocalSlurm, cache: Path, run: subprocess.Popen[str],

@@ -10,7 +10,8 @@ Example::
 Per grader: the pairs, what the grade cache holds, the prompts to compute and their tokens (the grader's own
 tokenizer; an endpoint's approximated), per shard; ``--measure N`` times N prompts per grader on this node and
 extrapolates the time per shard and in total, and the cost where an openai grader's prices are configured
-(``options.input_price_per_million`` / ``output_price_per_million``).
+(``options.input_price_per_million`` / ``output_price_per_million``). The last line counts the cluster jobs the run
+submits under the SLURM profile's grouping (``--cluster-profile``, ``--group-components``; docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from autograde.cli.common import (
     load_experiment,
     non_negative_int,
 )
+from autograde.workflow.cluster import SLURM_PROFILE
 
 __all__ = ["register"]
 
@@ -37,7 +39,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     set_threads(args.threads)  # --measure times the models with the thread count their jobs get
     plans, source = plan_run(load_experiment(args), experiment_file(args), measure=args.measure,
                              graders=args.grader, load_models=args.load_models)
-    sys.stdout.write(plan_json(plans, source) if args.json else format_plan(plans, source))
+    cluster = None
+    if args.cluster_profile != "none":
+        from autograde.workflow.cluster import cluster_jobs, parse_group_components
+
+        components = parse_group_components(args.group_components or [], key="--group-components")
+        cluster = cluster_jobs(experiment_file(args), ".", args.cluster_profile, components)
+    sys.stdout.write(plan_json(plans, source, cluster) if args.json else format_plan(plans, source, cluster))
     return 0
 
 
@@ -57,5 +65,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "and look up their cache without timing them")
     add_threads_option(p, what="CPU threads of the models --measure times: give the grading jobs' count (the "
                        "workflow's grade rule: 2) for a like-for-like time")
+    p.add_argument("--cluster-profile", default=str(SLURM_PROFILE), metavar="DIR",
+                   help="count the cluster jobs under this Snakemake profile's grouping (its group-components and "
+                   "groups; default: the checkout's profiles/slurm; none: do not count)")
+    p.add_argument("--group-components", action="append", metavar="GROUP=N",
+                   help="as snakemake --group-components: up to N unconnected parts of GROUP per cluster job "
+                   "(repeatable; overrides the profile's)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)

@@ -25,6 +25,7 @@ from autograde.pipeline.planning import GraderPlan, PlanOptions
 if TYPE_CHECKING:
     from autograde.config.model import Config
     from autograde.pipeline.ingest import Inputs
+    from autograde.workflow.cluster import ClusterJobs
 
 __all__ = ["format_plan", "plan_json", "plan_run"]
 
@@ -52,8 +53,9 @@ def _duration(seconds: float | None) -> str:
     return "-" if seconds is None else format_duration(seconds)
 
 
-def format_plan(plans: list[GraderPlan], source: str) -> str:
-    """The plan as a table per grader, with its shards, the time and the cost; one line on how tokens are counted."""
+def format_plan(plans: list[GraderPlan], source: str, cluster: ClusterJobs | None = None) -> str:
+    """The plan as a table per grader, with its shards, the time and the cost; one line on how tokens are counted;
+    with ``cluster``, the cluster jobs of the run under a SLURM profile's grouping."""
     lines = [f"plan ({source}):", "",
              "| stage | grader | backend | pairs | cached | to compute | input tokens | output tokens | time | cost |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -86,6 +88,10 @@ def format_plan(plans: list[GraderPlan], source: str) -> str:
     jobs = sum(sum(1 for s in p.shards if s.to_compute) if p.shards else 1 for p in plans if p.to_compute)
     lines.append(f"- model jobs: {jobs} (one per shard with prompts to compute; the analysis after them is a fixed "
                  "set of jobs over all queries, docs/scale.md)")
+    if cluster is not None:
+        from autograde.workflow.cluster import format_cluster_jobs
+
+        lines.append(format_cluster_jobs(cluster))
     if any(p.seconds is not None for p in plans):
         total = sum(p.seconds or 0.0 for p in plans)
         gpu_backends = sorted(b.name for b in BACKENDS.values() if b.gpu)
@@ -98,5 +104,8 @@ def format_plan(plans: list[GraderPlan], source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plan_json(plans: list[GraderPlan], source: str) -> str:
-    return json.dumps({"pool": source, "graders": [asdict(p) for p in plans]}, indent=2) + "\n"
+def plan_json(plans: list[GraderPlan], source: str, cluster: ClusterJobs | None = None) -> str:
+    out: dict[str, object] = {"pool": source, "graders": [asdict(p) for p in plans]}
+    if cluster is not None:
+        out["cluster"] = {**asdict(cluster), "cluster_jobs": cluster.cluster_jobs}
+    return json.dumps(out, indent=2) + "\n"
