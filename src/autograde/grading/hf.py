@@ -234,7 +234,8 @@ class HFBackend(TokenizerBackend):
                     f" [{self.gguf_file}]" if self.gguf_file else "", "seq2seq" if self.seq2seq else "causal",
                     self.device, self.dtype)
         # transformers decorates PreTrainedModel.to with functools.wraps, which mypy does not bind as a method
-        self.model = cls.from_pretrained(self.model_path, dtype=self.dtype, **load_kw).to(self.device).eval()  # type: ignore[arg-type]
+        # the config read above, not read again (a GGUF file is parsed once per read: seconds each)
+        self.model = cls.from_pretrained(self.model_path, config=mconf, dtype=self.dtype, **load_kw).to(self.device).eval()  # type: ignore[arg-type]
         tok_path = options.tokenizer or self.model_path
         tok_kw = dict(load_kw) if options.tokenizer is None else {"local_files_only": options.local_files_only}
         self.tokenizer = AutoTokenizer.from_pretrained(tok_path, **tok_kw)
