@@ -1,8 +1,10 @@
 """Acceptance on LLM-RUBRIC's released synthetic data: 5-fold CV grouped by dialogue, main task Q0.
 
-The issue asks for 10 seeds; with the default 5-network ensemble one seed takes about two minutes on 2 cores,
-so this test runs seed 0 (the same thresholds; the spread over seeds is the benchmark's) and
-``benchmarks/rubric.py`` runs all 10 (its table is in docs/rubric.md).
+With the default 5-network ensemble one seed takes about a minute on 2 cores, so this test runs seed 0 (the same
+thresholds; the spread over seeds is the benchmark's) and ``benchmarks/rubric.py`` runs all 10 (its table is in
+docs/rubric.md). The networks of the paper's other Table 1 rows (``table1``: four more per fold, two thirds of the
+time) are the benchmark's too: they are fitted after LLM-RUBRIC's network and its baselines, so the numbers checked
+here are the same without them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def test_synthetic_q0_pearson_seed_0() -> None:
         "texts": str(folder / "synth_dialogue_ids.tsv")})
     _rubric, data = load_training_data(cfg)
     assert (len(data), len(set(data.text_ids)), len(set(data.judges))) == (662, 223, 24)
-    settings = EvaluationSettings(folds=5, seeds=[0], permutation_resamples=1000)
+    settings = EvaluationSettings(folds=5, seeds=[0], permutation_resamples=1000, table1=False)
     report = evaluate(data, cfg.network, settings).report
     pearson = report["summary"]["network"]["Q0"]["pearson"]
     assert pearson["mean"] >= 0.40, pearson
