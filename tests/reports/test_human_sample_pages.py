@@ -45,8 +45,8 @@ def test_forest_plots_and_the_judging_page(tmp_path: Path) -> None:
     est = pd.read_csv(lay.human_sample("grader/estimates.tsv"), sep="\t")
     top = est[est["measure"] == "P_5"].sort_values("rank").iloc[0]
     assert f"{top['system']}: {top['estimate']:.4f} [{top['low']:.4f}, {top['high']:.4f}]" in html
-    # the default order is the composite's: the page says so and shows it per system
-    assert summary["order"] == "composite" and "ordered by the composite" in html
+    # the default order is the composite with a fitted slope: the page says so and shows it per system
+    assert summary["order"] == "composite-fitted" and "ordered by the composite" in html
     assert f"composite {top['composite']:.4f}" in html
     assert top["composite"] == est[est["measure"] == "P_5"]["composite"].max()
     # RR's order from a sample is unreliable (docs/human_sample.md): the summary and its section say so
