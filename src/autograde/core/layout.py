@@ -34,6 +34,14 @@ CALIBRATED = "calibrated"
 """The pseudo-grader of the calibrated relevance labels."""
 
 
+CHECKOUT = Path(__file__).resolve().parents[3]
+"""The checkout autograde runs from (an editable install): its Snakefile, profiles/ and envs/."""
+SNAKEFILE = CHECKOUT / "Snakefile"
+PROFILES = CHECKOUT / "profiles"
+ENVS = CHECKOUT / "envs"
+"""The workflow's conda environment files (``--sdm conda``)."""
+
+
 REFERENCE_DATA = "../shared/data"
 """The reference data folder the shipped configs read (``make data`` fills it; the manifest of
 :mod:`autograde.refdata` names the same folder, a test keeps them equal)."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from autograde.core.errors import GPUUnavailableError, Problems
+from autograde.core.layout import ENVS
 from autograde.core.log import logger
 from autograde.grading.registry import GPU_JOB, backend
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-ENVS_DIR = Path(__file__).resolve().parents[3] / "envs"
-"""The workflow's conda environment files (``--sdm conda``), in the checkout."""
 NO_MODEL_JOB = (4000, 60)
 """(memory in MB, runtime in minutes) of a model job that runs no model (e.g. a mapped assessor)."""
 GPU_MODEL_ENV = "AUTOGRADE_GPU_MODEL"
@@ -69,7 +68,7 @@ def job_resources(spec: ModelSpec | None) -> dict[str, Any]:
 
 
 def _conda_env(name: str) -> str | None:
-    env = ENVS_DIR / name
+    env = ENVS / name
     return str(env) if env.exists() else None
 
 

@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from autograde.core.errors import ConfigError
+from autograde.core.layout import CHECKOUT, PROFILES, SNAKEFILE
 
 __all__ = ["ClusterJobs", "cluster_jobs", "format_cluster_jobs", "parse_assignments", "parse_group_components",
            "profile_grouping"]
 
-REPO = Path(__file__).resolve().parents[3]
-SNAKEFILE = REPO / "Snakefile"
-SLURM_PROFILE = REPO / "profiles" / "slurm"
+SLURM_PROFILE = PROFILES / "slurm"
 """The profile ``autograde plan`` counts under unless told another (``--cluster-profile``)."""
 
 T = TypeVar("T")
@@ -184,6 +183,6 @@ def format_cluster_jobs(c: ClusterJobs) -> str:
               for g, (n, p, k) in sorted(c.groups.items())]
     local = ", ".join(f"{rule} {n}" for rule, n in sorted(c.local.items()))
     profile = Path(c.profile).resolve()
-    shown = profile.relative_to(REPO) if profile.is_relative_to(REPO) else profile
+    shown = profile.relative_to(CHECKOUT) if profile.is_relative_to(CHECKOUT) else profile
     return (f"- cluster jobs under {shown}: {c.cluster_jobs} for the {c.snakemake_jobs} Snakemake jobs to run ("
             + "; ".join(parts) + (f"; on the submitting node: {local}" if local else "") + ")")
