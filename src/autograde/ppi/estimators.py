@@ -166,11 +166,11 @@ def _round_gains(predicted: Gains, observed: Gains, r: Round, recalibrate: bool,
         if "ge" in needs:
             reference["ge"] = ref.ge
             pseudo["ge"] = ps(ref.ge, observed.ge, True)
-            resid["ge"] = res(ref.ge, observed.ge, True) * ref.factor[:, None, :]
+            resid["ge"] = res(ref.ge, observed.ge, True) * ref.ge_factor
         if "counted" in needs:
             reference["counted"] = ref.counted
             pseudo["counted"] = ps(ref.counted, observed.rel)
-            resid["counted"] = res(ref.counted, observed.rel) * ref.factor
+            resid["counted"] = res(ref.counted, observed.rel) * ref.counted_factor
         scale = ref.scale
     else:
         scale = {}
