@@ -702,7 +702,7 @@ def write_measurements(path: Path, data: dict[str, Any]) -> None:
     """``data`` under ``human_sample`` in the JSON file at ``path`` (the other keys kept)."""
     old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     old["human_sample"] = data
-    path.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(old, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:
