@@ -9,7 +9,8 @@ constraint, cert) are passed on as uv's options; with ``--index-strategy unsafe-
 across every index as pip does. Like pip (and unlike uv's default) it compiles the installed modules' bytecode: every
 workflow job and test subprocess is a fresh interpreter, and where Python may not write bytecode
 (``PYTHONDONTWRITEBYTECODE``, as on CI) an environment without it compiles torch, pandas and transformers from source
-at every start (``import pandas``: 2.6 s of CPU against 0.8 s; CI's workflow tests ran 2.3x slower). Without uv (``UV`` not executable) it runs ``VENV_PYTHON -m pip install`` instead.
+at every start (``import pandas``: 2.6 s of CPU against 0.8 s; CI's workflow tests ran 2.3x slower). Without uv
+(``UV`` not executable) it runs ``VENV_PYTHON -m pip install`` instead.
 """
 
 from __future__ import annotations
