@@ -8,10 +8,22 @@ linear unbiased predictor, with ``A`` and ``mu`` estimated (Fay and Herriot 1979
 
     composite_s = gamma_s * E_s + (1 - gamma_s) * (L_s - mu),    gamma_s = A / (A + psi_s)
 
-``mu`` is the mean of ``d_s = L_s - E_s`` weighted by ``1 / (A + psi_s)``; ``A`` solves Fay and Herriot's moment
-equation ``sum_s (d_s - mu(A))^2 / (A + psi_s) = S - 1`` (``A = 0`` when even ``A = 0`` leaves it below ``S - 1``:
-the sample shows no bias that differs between systems beyond its own noise, and every system keeps the LLM-only value
-shifted by ``mu``). When the biases differ a lot, ``gamma`` nears 1 and the composite nears the unbiased estimate.
+``mu`` is the mean of ``d_s = L_s - E_s`` weighted by ``1 / (A + psi_s)`` (with a fitted slope: the weighted
+regression of ``E_s`` on ``L_s``). ``A`` maximizes the adjusted residual likelihood of Li and Lahiri (2010), the
+residual (REML) likelihood of the model times ``A``:
+
+    log A - 1/2 sum_s log(A + psi_s) - 1/2 log det(X' V^-1 X) - 1/2 sum_s (E_s - fit_s)^2 / (A + psi_s)
+
+Fay and Herriot's moment equation and the plain likelihoods give ``A = 0`` whenever the systems' spread around the
+regression is within their own noise, which happens in many samples of a few percent of the pool even where the
+LLM's errors do differ between systems; ``A = 0`` sets every ``gamma_s`` to 0, and the leaderboard is then the LLM's
+order, whatever the sample shows (on DL20, 5-20% samples: the fitted composite then ranked worse than the
+human-only estimate with the weakest prompt). The adjustment keeps ``A`` strictly positive and is otherwise the REML
+estimate to first order (Li and Lahiri 2010; Yoshimori and Lahiri 2014; Rao and Molina 2015, section 6.1.2), so
+every system's direct estimate keeps a weight in the order. With at most ``p + 2`` systems (``p``: 1, or 2 with a
+fitted slope) the adjusted likelihood has no maximum, and ``A`` is the moment estimate (Fay and Herriot's equation
+``sum_s (E_s - fit_s)^2 / (A + psi_s) = S - p``; 0 where even ``A = 0`` leaves it below). When the biases differ a
+lot, ``gamma`` nears 1 and the composite nears the unbiased estimate.
 
 The model is checked against each system: under it ``(d_s - mu) / sqrt(A + psi_s)`` is standard normal, so a system
 beyond the Bonferroni-corrected two-sided critical value (family-wise error :data:`OUTLIER_ALPHA` over the
@@ -41,7 +53,20 @@ from autograde.core.errors import InvalidValueError
 from autograde.core.stats import normal_quantile
 
 BISECTIONS = 80
-"""Halvings of the bracket of ``A`` (from [0, the unweighted variance of ``d``]): far below any float spacing."""
+"""Halvings of the bracket of the moment estimate of ``A`` (from [0, the unweighted variance of ``d``]): far below any
+float spacing."""
+
+LIKELIHOOD_GRID = np.linspace(-8.0, 2.0, 51)
+"""The powers of ten, times the leaderboard's scale (the larger of the unweighted residual variance and the mean
+``psi``), at which the adjusted likelihood is evaluated first; its largest value there brackets the maximum, which
+:data:`GOLDEN_STEPS` golden-section steps then narrow."""
+
+RANK_TOLERANCE = 1e-10
+"""Eigenvalues of ``X' V^-1 X`` below this share of its largest are left out of its determinant (a slope that equal
+LLM-only values leave free)."""
+
+GOLDEN_STEPS = 60
+"""Golden-section steps within the bracket of two grid steps (0.4 in log10 ``A``): 0.618^60, about 3e-13 of it."""
 
 
 OUTLIER_ALPHA = 0.05
@@ -86,7 +111,7 @@ def _moment(y: np.ndarray, x: np.ndarray, psi: np.ndarray, a: np.ndarray, keep: 
     return (w * (y - _fit(y, x, w)) ** 2).sum(axis=-1) - (keep.sum(axis=-1) - x.shape[-1])
 
 
-def _spread(y: np.ndarray, x: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def _moment_spread(y: np.ndarray, x: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """``A`` solving the moment equation over the systems in ``keep`` (0 where even ``A = 0`` leaves it below)."""
     n = keep.sum(axis=-1)
     p = x.shape[-1]
@@ -99,6 +124,39 @@ def _spread(y: np.ndarray, x: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> 
         up = _moment(y, x, psi, mid, keep) > 0
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
     return np.where(positive, (lo + hi) / 2, 0.0)
+
+
+def adjusted_likelihood(y: np.ndarray, x: np.ndarray, psi: np.ndarray, a: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The log of the adjusted residual likelihood at ``A = a`` (``(...)``, positive) over the systems in ``keep``,
+    up to a constant: ``log a`` plus the model's REML log-likelihood (the module's formula)."""
+    w = _weights(a, psi, keep)
+    xtw = np.swapaxes(x, -1, -2) * w[..., None, :]
+    eig = np.linalg.eigvalsh(xtw @ x)  # the pseudo-determinant: equal LLM-only values leave the slope free
+    logdet = np.log(np.where(eig > RANK_TOLERANCE * eig[..., -1:], eig, 1.0)).sum(axis=-1)
+    v = np.where(keep, a[..., None] + psi, 1.0)
+    return (np.log(a) - 0.5 * np.log(v).sum(axis=-1) - 0.5 * logdet
+            - 0.5 * (w * (y - _fit(y, x, w)) ** 2).sum(axis=-1))
+
+
+def _spread(y: np.ndarray, x: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``A`` maximizing the adjusted likelihood over the systems in ``keep`` (the moment estimate where they are at
+    most ``p + 2``)."""
+    n = keep.sum(axis=-1)
+    p = x.shape[-1]
+    unit = keep.astype(np.float64)
+    residual = (unit * (y - _fit(y, x, unit)) ** 2).sum(axis=-1) / np.maximum(n - p, 1)
+    typical = (unit * psi).sum(axis=-1) / np.maximum(n, 1)
+    scale = np.log10(np.maximum(np.maximum(residual, typical), np.finfo(np.float64).tiny))
+    values = np.stack([adjusted_likelihood(y, x, psi, 10.0 ** (scale + g), keep) for g in LIKELIHOOD_GRID])
+    best = np.argmax(values, axis=0)
+    lo = scale + LIKELIHOOD_GRID[np.maximum(best - 1, 0)]
+    hi = scale + LIKELIHOOD_GRID[np.minimum(best + 1, len(LIKELIHOOD_GRID) - 1)]
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(GOLDEN_STEPS):
+        left, right = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        up = adjusted_likelihood(y, x, psi, 10.0 ** left, keep) > adjusted_likelihood(y, x, psi, 10.0 ** right, keep)
+        lo, hi = np.where(up, lo, left), np.where(up, right, hi)
+    return np.where(n > p + 2, 10.0 ** ((lo + hi) / 2), _moment_spread(y, x, psi, keep))
 
 
 def fay_herriot(direct: np.ndarray, variance: np.ndarray, synthetic: np.ndarray, slope: str = "fitted") -> Composite:
