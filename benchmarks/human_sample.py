@@ -349,8 +349,8 @@ def simulate(name: str, probs: np.ndarray, design: str, frac: float, measures: l
                 a["half"].append(((hi - lo) / 2.0)[:, keep])
                 a["outside"].append(((est < low) | (est > high) | (lo < low) | (hi > high))[:, keep])
                 psi = np.asarray(e.variance if floor else e.raw_variance)
-                comp = fay_herriot(e.estimate, psi, llm[m], "one").estimate
-                comp_f = fay_herriot(e.estimate, psi, llm[m], "fitted").estimate
+                comp = fay_herriot(e.estimate, psi, llm[m], "one", STATE.get("spread", "adjusted")).estimate
+                comp_f = fay_herriot(e.estimate, psi, llm[m], "fitted", STATE.get("spread", "adjusted")).estimate
                 a["tau"].append(kendall_matrix(e.estimate[:, keep], t[keep]))
                 a["ctau"].append(kendall_matrix(comp[:, keep], t[keep]))
                 a["ctauf"].append(kendall_matrix(comp_f[:, keep], t[keep]))
@@ -722,6 +722,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--extra-reps", type=int, default=EXTRA["reps"], help="repetitions of the MAP and RR grid")
     ap.add_argument("--linear-reps", type=int, default=None,
                     help="repetitions of the linear goal measure (P_10, ~3x cheaper than nDCG@10; default: --reps)")
+    ap.add_argument("--spread", default="adjusted", choices=["adjusted", "moment"],
+                    help="how the composite estimates the spread A of the LLM's errors between systems: the adjusted "
+                         "likelihood (the workflow's) or Fay and Herriot's moment equation (the estimator before it)")
     ap.add_argument("--variants", default=DEFAULT_VARIANT,
                     help=f"comma-separated estimators compared on the same samples (of {', '.join(VARIANTS)}; "
                          f"default: {DEFAULT_VARIANT}, the workflow's)")
@@ -776,7 +779,7 @@ def main(argv: list[str] | None = None) -> None:
     t_quantile(0.95, 2.0)  # import scipy.stats once, before the processes fork
     bounded_interval(np.zeros(1), np.ones(1), 3.0, 0.0, 1.0, 0.95)  # and the interval's table
     STATE.update(col=col, preds=preds, ranked=ranked, truth=truth, llm=llm, weight_w=weight_w, chunk=args.chunk,
-                 variants=variants)
+                 variants=variants, spread=args.spread)
     linear_reps = args.reps if args.linear_reps is None else args.linear_reps
     reps_of = {m: linear_reps if m == "P_10" else args.reps for m in goal}
     groups = [tuple(m for m in goal if reps_of[m] == r) for r in sorted(set(reps_of.values()), reverse=True)]
@@ -795,7 +798,8 @@ def main(argv: list[str] | None = None) -> None:
         rows = [r for job in jobs for r in run_config(job)]
     meta = {"collection": col.name, "runs": str(runs_dir.relative_to(REPO) if runs_dir.is_relative_to(REPO)
                                                 else runs_dir),
-            "reps": args.reps, "extra_reps": args.extra_reps, "seconds": time.perf_counter() - t0,
+            "reps": args.reps, "extra_reps": args.extra_reps, "spread": args.spread,
+            "seconds": time.perf_counter() - t0,
             "pool": len(col.keys), "queries": len(ranked.queries), "systems": len(ranked.systems),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {args.jobs} processes",
             "budgets": budgets, "gamed_budgets": gamed_budgets, "designs": designs, "predictions": list(preds),

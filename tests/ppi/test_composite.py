@@ -84,6 +84,17 @@ def test_a_few_systems_take_the_moment_equations_root(slope: str) -> None:
         assert float(fit.spread) == 0.0
 
 
+@pytest.mark.parametrize("slope", ["fitted", "one"])
+def test_the_moment_spread_solves_fay_and_herriots_equation(slope: str) -> None:
+    # the estimator before the adjusted likelihood (benchmarks/human_sample.py --spread moment compares the two)
+    _, llm, psi, direct = _case(0, spread=0.05, noise=0.03)
+    x, y, _ = _design(llm, direct, slope)
+    fit = fay_herriot(direct, psi, llm, slope, "moment")
+    assert float(fit.spread) == pytest.approx(brentq(_moment, 0.0, 10.0, args=(x, y, psi), xtol=1e-15), rel=1e-9)
+    with pytest.raises(InvalidValueError, match="spread"):
+        fay_herriot(direct, psi, llm, slope, "profile")
+
+
 def test_a_fitted_slope_sees_through_a_compressed_llm_scale() -> None:
     # an LLM-only value that keeps the order but halves the spread: with a slope of one the model sees a wide bias
     # spread and trusts the noisy estimate; with a fitted slope it sees none and keeps the LLM's (correct) order

@@ -159,23 +159,33 @@ def _spread(y: np.ndarray, x: np.ndarray, psi: np.ndarray, keep: np.ndarray) -> 
     return np.where(n > p + 2, 10.0 ** ((lo + hi) / 2), _moment_spread(y, x, psi, keep))
 
 
-def fay_herriot(direct: np.ndarray, variance: np.ndarray, synthetic: np.ndarray, slope: str = "fitted") -> Composite:
+SPREADS = {"adjusted": _spread, "moment": _moment_spread}
+"""The estimators of ``A``: the adjusted likelihood (the workflow's) and Fay and Herriot's moment equation (kept for
+the benchmark's comparison, ``benchmarks/human_sample.py --spread moment``)."""
+
+
+def fay_herriot(direct: np.ndarray, variance: np.ndarray, synthetic: np.ndarray, slope: str = "fitted",
+                spread: str = "adjusted") -> Composite:
     """The composite of the direct estimates (``(..., S)``, with their estimated variances) and the synthetic
     values (``(S,)`` or ``(..., S)``); several leaderboards at once along the leading axes. ``slope``: ``fitted``
-    (the model ``M_s = beta_0 + beta_1 L_s + v_s``) or ``one`` (``beta_1 = 1``: only a mean bias). Systems the model
-    does not describe (the module's model check) keep their direct estimate."""
+    (the model ``M_s = beta_0 + beta_1 L_s + v_s``) or ``one`` (``beta_1 = 1``: only a mean bias); ``spread``: how
+    ``A`` is estimated (:data:`SPREADS`). Systems the model does not describe (the module's model check) keep their
+    direct estimate."""
     e = np.asarray(direct, dtype=np.float64)
     psi = np.broadcast_to(np.maximum(np.asarray(variance, dtype=np.float64), 0.0), e.shape)
     llm = np.broadcast_to(np.asarray(synthetic, dtype=np.float64), e.shape)
     if slope not in ("fitted", "one"):
         raise InvalidValueError(f"the composite's slope must be 'fitted' or 'one', got {slope!r}")
+    if spread not in SPREADS:
+        raise InvalidValueError(f"the composite's spread must be one of {', '.join(SPREADS)}, got {spread!r}")
+    estimate_spread = SPREADS[spread]
     ones = np.ones(e.shape + (1,))
     x, y, offset = (np.concatenate([ones, llm[..., None]], axis=-1), e, 0.0) if slope == "fitted" else \
         (ones, e - llm, llm)
     critical = normal_quantile(1.0 - OUTLIER_ALPHA / max(e.shape[-1], 1))
     keep = np.ones(e.shape, dtype=bool)
     for _ in range(e.shape[-1] + 1):  # each pass sets apart at least one more system, or ends
-        a = _spread(y, x, psi, keep)
+        a = estimate_spread(y, x, psi, keep)
         fit = _fit(y, x, _weights(a, psi, keep))
         total = a[..., None] + psi
         z = np.abs(y - fit) / np.sqrt(np.where(total > 0, total, np.inf))
