@@ -49,9 +49,16 @@ class EstimableMeasure:
         if self.kind == "rr":
             return ("RR's estimate multiplies the sampled pseudo-labels of every rank above the first relevant "
                     "passage, so one sampled passage can move it far: on DL20 its intervals covered, but ordered by "
-                    "the estimate the leaderboard was no better than chance at 10-20% budgets (docs/human_sample.md); "
-                    "the composite order falls back to the LLM-only one there (the estimate's variance leaves it no "
-                    "weight), and only judging every system's top-ranked passages would check it")
+                    "the estimate the leaderboard was no better than chance at 10-20% budgets, and the composite "
+                    "order did not rescue it (Kendall tau 0.05-0.41 against full human, the LLM-only order's "
+                    "0.45-0.63; docs/human_sample.md): read RR from the LLM-only leaderboard, or judge every "
+                    "system's top-ranked passages")
+        if self.kind == "ap":
+            return ("AP's estimate is biased low where a query's sample holds few relevant passages (its numerator "
+                    "is quadratic in the query's calibrated values, its denominator linear): on DL20 at 10-20% "
+                    "MAP's intervals covered 0.74-0.92 on average and 0.47-0.83 for the worst system, and at 10% "
+                    "MAP was 0.046 too low on average (docs/human_sample.md); read MAP's estimate as a point "
+                    "estimate biased low, not its interval, or judge more per query")
         return None
 
 
